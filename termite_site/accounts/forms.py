@@ -1,0 +1,43 @@
+from __future__ import annotations
+
+from django import forms
+from django.contrib.auth.forms import AuthenticationForm, UserCreationForm
+from django.utils.translation import gettext_lazy as _
+
+from termite_site.accounts.models import User
+
+
+class SignupForm(UserCreationForm):
+    class Meta:
+        model = User
+        fields = ("username", "email", "affiliation")
+        help_texts = {"affiliation": _("University, company or lab; shown on your public submissions.")}
+
+    def clean_email(self) -> str:
+        email = self.cleaned_data["email"].strip()
+        if User.objects.filter(email__iexact=email).exists():
+            raise forms.ValidationError(_("An account with this e-mail address already exists."))
+        return email
+
+
+class LoginForm(AuthenticationForm):
+    error_messages = {
+        **AuthenticationForm.error_messages,
+        "rate_limited": _("Too many login attempts. Wait a few minutes and try again."),
+    }
+
+
+class ProfileForm(forms.ModelForm):
+    class Meta:
+        model = User
+        fields = ("email", "affiliation")
+
+    def clean_email(self) -> str:
+        email = self.cleaned_data["email"].strip()
+        if User.objects.filter(email__iexact=email).exclude(pk=self.instance.pk).exists():
+            raise forms.ValidationError(_("An account with this e-mail address already exists."))
+        return email
+
+
+class ApiTokenForm(forms.Form):
+    name = forms.CharField(label=_("Token name"), max_length=100, help_text=_("e.g. “cluster scripts”"))

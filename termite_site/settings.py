@@ -1,0 +1,197 @@
+"""Termite Portal settings: everything comes from the environment (see README, "Configuration").
+
+With nothing set, the portal runs embedded: a SQLite file and generated secrets under TERMITE_DATA_DIR,
+and scoring jobs run in-process. DATABASE_URL and REDIS_URL switch to PostgreSQL and django-rq workers.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dj_database_url
+from cryptography.fernet import Fernet
+from django.utils.translation import gettext_lazy as _
+
+from termite_site.env import (
+    env_bool,
+    env_float,
+    env_int,
+    env_list,
+    env_str,
+    random_secret_key,
+    secret,
+)
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+DATA_DIR = Path(env_str("TERMITE_DATA_DIR", str(BASE_DIR / "var"))).resolve()
+
+DEBUG = env_bool("DEBUG", False)
+
+SECRET_KEY = secret("SECRET_KEY", data_dir=DATA_DIR, generate=random_secret_key, allow_generated=DEBUG)
+# The Fernet key that encrypts gold SQL at rest; rotate with `manage.py rotate_gold_key`.
+TERMITE_GOLD_KEY = secret(
+    "TERMITE_GOLD_KEY",
+    data_dir=DATA_DIR,
+    generate=lambda: Fernet.generate_key().decode(),
+    allow_generated=DEBUG,
+)
+
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost"] if DEBUG else [])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "django_rq",
+    "termite_site",
+    "termite_site.accounts",
+    "evaluation",
+    "leaderboard",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.locale.LocaleMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "termite_site.urls"
+WSGI_APPLICATION = "termite_site.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.template.context_processors.i18n",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+DATABASE_URL = env_str("DATABASE_URL")
+if DATABASE_URL:
+    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 60))}
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+else:
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": DATA_DIR / "portal.sqlite3",
+            # Scoring writes while pages read: WAL and a busy timeout keep the embedded mode from
+            # failing with "database is locked".
+            "OPTIONS": {"timeout": 20, "init_command": "PRAGMA journal_mode=WAL;"},
+        }
+    }
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+REDIS_URL = env_str("REDIS_URL")
+# Without Redis the scoring queue runs jobs in-process (django-rq's synchronous mode); see
+# evaluation/queue.py for the in-memory connection that mode still needs.
+RQ_QUEUES = {
+    "scoring": {
+        "URL": REDIS_URL or "redis://127.0.0.1:6379/0",
+        "DEFAULT_TIMEOUT": env_int("TERMITE_JOB_TIMEOUT", 900),
+        "ASYNC": bool(REDIS_URL),
+    },
+}
+RQ = {"COMMIT_MODE": "on_db_commit"}
+
+if REDIS_URL:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+else:
+    # A file cache is shared by every process on the host, so rate limits and cached pages hold
+    # under several gunicorn workers too.
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": DATA_DIR / "cache",
+        }
+    }
+
+AUTH_USER_MODEL = "accounts.User"
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "accounts:login"
+LOGIN_REDIRECT_URL = "accounts:profile"
+LOGOUT_REDIRECT_URL = "home"
+
+LANGUAGE_CODE = "en"
+LANGUAGES = [("en", _("English")), ("it", _("Italian"))]
+LOCALE_PATHS = [BASE_DIR / "locale"]
+USE_I18N = True
+TIME_ZONE = "UTC"
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = DATA_DIR / "staticfiles"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": DATA_DIR / "media"}},
+    "staticfiles": {
+        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
+        if DEBUG
+        else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+    },
+}
+MEDIA_ROOT = DATA_DIR / "media"
+
+EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
+EMAIL_PORT = env_int("EMAIL_PORT", 25)
+EMAIL_HOST_USER = env_str("EMAIL_HOST_USER")
+EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "Termite Portal <noreply@localhost>")
+
+# Production hardening; `manage.py check --deploy` passes with DEBUG off.
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not DEBUG)
+SESSION_COOKIE_SECURE = not DEBUG
+CSRF_COOKIE_SECURE = not DEBUG
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0 if DEBUG else 31536000)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = not DEBUG
+SECURE_HSTS_PRELOAD = not DEBUG
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+
+# Rate limits: (attempts, window in seconds).
+LOGIN_RATE_LIMIT_PER_IP = (env_int("TERMITE_LOGIN_LIMIT_PER_IP", 20), 300)
+LOGIN_RATE_LIMIT_PER_ACCOUNT = (env_int("TERMITE_LOGIN_LIMIT_PER_ACCOUNT", 5), 300)
+SIGNUP_RATE_LIMIT_PER_IP = (env_int("TERMITE_SIGNUP_LIMIT_PER_IP", 10), 3600)
+
+# Scoring.
+TERMITE_QUERY_TIMEOUT = env_float("TERMITE_QUERY_TIMEOUT", 2.0)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+}
+
+# Behind a reverse proxy, how many proxies append to X-Forwarded-For (0: use REMOTE_ADDR). Rate
+# limits key on the client address, so trusting a spoofable header would let anyone bypass them.
+TERMITE_TRUSTED_PROXIES = env_int("TERMITE_TRUSTED_PROXIES", 0)

@@ -1,0 +1,27 @@
+"""Settings for the test suite: the real settings, with fixed test secrets and fast hashing.
+
+PostgreSQL and Redis are used when DATABASE_URL / REDIS_URL are set, exactly as in production.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+os.environ.setdefault("SECRET_KEY", "test-only-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz")
+# A fixed, test-only Fernet key: production keys come from the environment.
+os.environ.setdefault("TERMITE_GOLD_KEY", "q1v4JQn3bX9b0vJ6wq2m3Zs0xWlC1yH8d7m5P2aTQ0U=")
+os.environ.setdefault("TERMITE_DATA_DIR", tempfile.mkdtemp(prefix="termite-test-"))
+
+from termite_site.settings import *  # noqa: E402, F403
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+# Rate-limit counters and cached pages must not leak from one test into the next; the autouse
+# fixture in tests/conftest.py clears this cache.
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+SECURE_SSL_REDIRECT = False
+STORAGES = {**STORAGES, "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}  # noqa: F405
+EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+# Tests render pages without running collectstatic; whitenoise warns about a missing folder otherwise.
+WHITENOISE_USE_FINDERS = True
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # noqa: F405

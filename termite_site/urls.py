@@ -1,0 +1,14 @@
+from django.contrib import admin
+from django.urls import include, path
+
+from termite_site import views
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("robots.txt", views.robots_txt, name="robots_txt"),
+    path("healthz", views.healthz, name="healthz"),
+    path("accounts/", include("termite_site.accounts.urls")),
+    path("i18n/", include("django.conf.urls.i18n")),
+    path("admin/rq/", include("django_rq.urls")),
+    path("admin/", admin.site.urls),
+]
