@@ -13,7 +13,7 @@ os.environ.setdefault("SECRET_KEY", "test-only-secret-key-0123456789-abcdefghijk
 os.environ.setdefault("TERMITE_GOLD_KEY", "q1v4JQn3bX9b0vJ6wq2m3Zs0xWlC1yH8d7m5P2aTQ0U=")
 os.environ.setdefault("TERMITE_DATA_DIR", tempfile.mkdtemp(prefix="termite-test-"))
 
-from termite_site.settings import *  # noqa: E402, F403
+from termite_site.settings import *  # noqa: F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 # Rate-limit counters and cached pages must not leak from one test into the next; the autouse

@@ -18,7 +18,9 @@ REQUIRE_SERVICES = os.environ.get("TERMITE_REQUIRE_SERVICES") == "1"
 def _reachable(url: str, default_port: int) -> bool:
     parsed = urlparse(url)
     try:
-        with socket.create_connection((parsed.hostname or "127.0.0.1", parsed.port or default_port), timeout=2):
+        with socket.create_connection(
+            (parsed.hostname or "127.0.0.1", parsed.port or default_port), timeout=2
+        ):
             return True
     except OSError:
         return False
@@ -48,7 +50,9 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         if not os.environ.get(name) or not _reachable(os.environ[name], port)
     ]
     if missing:
-        pytest.exit(f"TERMITE_REQUIRE_SERVICES=1 but not set or unreachable: {', '.join(missing)}", returncode=1)
+        pytest.exit(
+            f"TERMITE_REQUIRE_SERVICES=1 but not set or unreachable: {', '.join(missing)}", returncode=1
+        )
 
 
 @pytest.fixture(autouse=True)
@@ -79,7 +83,9 @@ def owner(django_user_model, password):
 
 @pytest.fixture
 def other_user(django_user_model, password):
-    return django_user_model.objects.create_user(username="bruno", email="bruno@example.org", password=password)
+    return django_user_model.objects.create_user(
+        username="bruno", email="bruno@example.org", password=password
+    )
 
 
 @pytest.fixture

@@ -6,7 +6,9 @@ from termite_site.accounts.models import ApiToken, User, hash_token
 def api_token_create(*, user: User, name: str) -> tuple[ApiToken, str]:
     """Create a token and return it with its secret value, which is never retrievable again."""
     raw = ApiToken.generate()
-    token = ApiToken.objects.create(user=user, name=name.strip() or "token", token_hash=hash_token(raw), hint=raw[:8])
+    token = ApiToken.objects.create(
+        user=user, name=name.strip() or "token", token_hash=hash_token(raw), hint=raw[:8]
+    )
     return token, raw
 
 

@@ -27,7 +27,9 @@ class LoginView(auth_views.LoginView):
         ip_limit, ip_window = settings.LOGIN_RATE_LIMIT_PER_IP
         account_limit, account_window = settings.LOGIN_RATE_LIMIT_PER_ACCOUNT
         over_ip = ratelimit.hit("login-ip", ip, limit=ip_limit, window=ip_window)
-        if over_ip or ratelimit.is_limited("login-account", account, limit=account_limit, window=account_window):
+        if over_ip or ratelimit.is_limited(
+            "login-account", account, limit=account_limit, window=account_window
+        ):
             form = self.get_form()
             form.errors.clear()
             form.add_error(None, form.error_messages["rate_limited"])

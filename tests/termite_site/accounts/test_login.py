@@ -27,7 +27,9 @@ def test_logging_out_takes_a_post_and_ends_the_session(client, owner):
     assert "_auth_user_id" not in client.session
 
 
-def test_an_account_is_locked_after_too_many_failures_even_with_the_right_password(client, owner, password, settings):
+def test_an_account_is_locked_after_too_many_failures_even_with_the_right_password(
+    client, owner, password, settings
+):
     settings.LOGIN_RATE_LIMIT_PER_ACCOUNT = (3, 300)
     for _ in range(3):
         client.post(LOGIN, {"username": "ada", "password": "wrong"}, REMOTE_ADDR=f"10.0.0.{_}")
