@@ -1,0 +1,51 @@
+"""The scoring queue runs jobs in-process without Redis, and on a real worker with it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import django_rq
+import pytest
+import redis
+from django.conf import settings
+
+from evaluation.queue import QUEUE_NAME, scoring_queue
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_without_redis_a_job_runs_at_once_in_this_process(settings):
+    settings.REDIS_URL = ""
+    job = scoring_queue().enqueue(os.getpid)
+    assert job.is_finished
+    assert job.return_value() == os.getpid()
+
+
+def test_with_redis_a_job_waits_for_a_worker_and_the_worker_runs_it(redis_url):
+    queue = django_rq.get_queue(QUEUE_NAME, connection=redis.Redis.from_url(redis_url), is_async=True)
+    queue.empty()
+    job = queue.enqueue(os.getpid)
+    assert job.get_status() == "queued"
+    worker = subprocess.run(
+        [sys.executable, "manage.py", "rqworker", QUEUE_NAME, "--burst"],
+        cwd=ROOT,
+        env={**os.environ, "REDIS_URL": redis_url, "DJANGO_SETTINGS_MODULE": "termite_site.settings_test"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert worker.returncode == 0, worker.stderr[-2000:]
+    job.refresh()
+    assert job.get_status() == "finished"
+    assert job.return_value() != os.getpid()
+
+
+def test_the_configured_queue_is_the_real_redis_when_redis_url_is_set(redis_url):
+    if not settings.REDIS_URL:
+        pytest.skip("the suite was started without REDIS_URL")
+    queue = scoring_queue()
+    assert queue.is_async
+    assert queue.connection.ping()
