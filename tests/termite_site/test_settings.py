@@ -40,7 +40,11 @@ def _clean_env(tmp_path: Path, **env: str) -> dict[str, str]:
 
 def _settings(tmp_path: Path, **env: str) -> dict:
     result = subprocess.run(
-        [sys.executable, "-c", PROBE], cwd=ROOT, env=_clean_env(tmp_path, **env), capture_output=True, text=True
+        [sys.executable, "-c", PROBE],
+        cwd=ROOT,
+        env=_clean_env(tmp_path, **env),
+        capture_output=True,
+        text=True,
     )
     assert result.returncode == 0, result.stderr[-2000:]
     return json.loads(result.stdout)
@@ -80,7 +84,11 @@ def test_embedded_secrets_are_generated_once_and_kept_private(tmp_path):
 def test_production_refuses_to_start_without_a_secret(tmp_path, missing):
     env = {k: v for k, v in PRODUCTION.items() if k != missing}
     result = subprocess.run(
-        [sys.executable, "-c", PROBE], cwd=ROOT, env=_clean_env(tmp_path, **env), capture_output=True, text=True
+        [sys.executable, "-c", PROBE],
+        cwd=ROOT,
+        env=_clean_env(tmp_path, **env),
+        capture_output=True,
+        text=True,
     )
     assert result.returncode != 0
     assert f"{missing} must be set when DEBUG is off" in result.stderr
@@ -89,7 +97,11 @@ def test_production_refuses_to_start_without_a_secret(tmp_path, missing):
 
 def test_a_malformed_boolean_is_a_clear_error(tmp_path):
     result = subprocess.run(
-        [sys.executable, "-c", PROBE], cwd=ROOT, env=_clean_env(tmp_path, DEBUG="maybe"), capture_output=True, text=True
+        [sys.executable, "-c", PROBE],
+        cwd=ROOT,
+        env=_clean_env(tmp_path, DEBUG="maybe"),
+        capture_output=True,
+        text=True,
     )
     assert "DEBUG='maybe' is not a boolean" in result.stderr
 
