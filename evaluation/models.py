@@ -1,0 +1,176 @@
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.validators import RegexValidator
+from django.db import models
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+from evaluation.gold import decrypt_gold
+
+LABEL_VALIDATOR = RegexValidator(
+    r"^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$", _("Use letters, digits, dots, dashes or underscores.")
+)
+SLUG_VALIDATOR = RegexValidator(
+    r"^[a-z0-9][a-z0-9_]{0,49}$", _("Use lower-case letters, digits or underscores.")
+)
+
+
+class BenchmarkVersionQuerySet(models.QuerySet):
+    def published(self) -> BenchmarkVersionQuerySet:
+        return self.filter(status=BenchmarkVersion.Status.PUBLISHED)
+
+    def latest_published(self) -> BenchmarkVersion | None:
+        return self.published().order_by("-published_at", "-pk").first()
+
+
+class BenchmarkVersion(models.Model):
+    """A frozen set of databases and questions; every score belongs to exactly one version.
+
+    A published version is never edited: fixing a question means a new draft derived from it.
+    """
+
+    class Status(models.TextChoices):
+        DRAFT = "draft", _("draft")
+        PUBLISHED = "published", _("published")
+
+    name = models.CharField(_("benchmark"), max_length=100, default="Termite")
+    label = models.CharField(_("version"), max_length=40, unique=True, validators=[LABEL_VALIDATOR])
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
+    notes = models.TextField(_("changelog notes"), blank=True)
+    derived_from = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    # The sha256 of what an importer read, so that importing the same archive again changes nothing.
+    source_sha256 = models.CharField(max_length=64, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    published_at = models.DateTimeField(null=True, blank=True)
+
+    objects = BenchmarkVersionQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.name} {self.label}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("evaluation:version_detail", args=[self.label])
+
+    @property
+    def is_published(self) -> bool:
+        return self.status == self.Status.PUBLISHED
+
+    def publish(self) -> None:
+        self.status = self.Status.PUBLISHED
+        self.published_at = timezone.now()
+        self.save(update_fields=["status", "published_at"])
+
+
+class Database(models.Model):
+    class Dialect(models.TextChoices):
+        MYSQL = "mysql", "MySQL"
+        SQLITE = "sqlite", "SQLite"
+
+    version = models.ForeignKey(BenchmarkVersion, on_delete=models.CASCADE, related_name="databases")
+    slug = models.CharField(max_length=50, validators=[SLUG_VALIDATOR])
+    display_name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    source_dialect = models.CharField(max_length=10, choices=Dialect.choices, default=Dialect.MYSQL)
+    original_dump = models.TextField(help_text="The dump as given, never shown to participants.")
+    schema_sql = models.TextField(help_text="The schema participants are shown, in the original dialect.")
+    sqlite_schema = models.TextField(help_text="The same schema as built in SQLite.")
+    # Built copies are content-addressed (the file name is its sha256), so versions share them and a
+    # copy never changes under a running scorer.
+    sqlite_sha256 = models.CharField(max_length=64)
+    table_count = models.PositiveIntegerField(default=0)
+    column_count = models.PositiveIntegerField(default=0)
+    row_count = models.PositiveIntegerField(default=0)
+    build_report = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["slug"]
+        constraints = [
+            models.UniqueConstraint(fields=["version", "slug"], name="unique_database_slug_per_version")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.slug} ({self.version})"
+
+    @property
+    def sqlite_path(self):
+        return settings.DATA_DIR / "databases" / f"{self.sqlite_sha256}.sqlite3"
+
+    def get_absolute_url(self) -> str:
+        return reverse("evaluation:database_detail", args=[self.version.label, self.slug])
+
+
+class Hardness(models.TextChoices):
+    EASY = "easy", _("easy")
+    MEDIUM = "medium", _("medium")
+    HARD = "hard", _("hard")
+    EXTRA = "extra", _("extra hard")
+
+
+class QuestionQuerySet(models.QuerySet):
+    def scored(self) -> QuestionQuerySet:
+        return self.filter(status=Question.Status.VALID)
+
+
+class Question(models.Model):
+    class Status(models.TextChoices):
+        VALID = "valid", _("valid")
+        INVALID = "invalid", _("invalid: gold does not run")
+        EXCLUDED = "excluded", _("excluded by an admin")
+
+    version = models.ForeignKey(BenchmarkVersion, on_delete=models.CASCADE, related_name="questions")
+    database = models.ForeignKey(Database, on_delete=models.CASCADE, related_name="questions")
+    public_id = models.CharField(max_length=80)
+    position = models.PositiveIntegerField()
+    text = models.TextField()
+    hardness = models.CharField(max_length=10, choices=Hardness.choices)
+    gold_encrypted = models.TextField(editable=False)
+    # The gold transpiled to SQLite, cached (encrypted too) because transpiling costs more than running.
+    gold_sqlite_encrypted = models.TextField(editable=False, blank=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.VALID)
+    status_reason = models.TextField(blank=True)
+    problems = models.JSONField(default=list, blank=True, help_text="Validation findings: [{code, message}].")
+
+    objects = QuestionQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["database__slug", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["version", "public_id"], name="unique_question_id_per_version")
+        ]
+
+    def __str__(self) -> str:
+        return self.public_id
+
+    @property
+    def is_scored(self) -> bool:
+        return self.status == self.Status.VALID
+
+    def decrypt_gold(self) -> str:
+        """For scoring and validation code only: the gold must never reach a page, log or message."""
+        return decrypt_gold(self.gold_encrypted)
+
+    def decrypt_gold_sqlite(self) -> str:
+        return decrypt_gold(self.gold_sqlite_encrypted)
+
+
+class ValidationReport(models.Model):
+    """What an import or an added database found: kept for admins, never shown to participants."""
+
+    version = models.ForeignKey(BenchmarkVersion, on_delete=models.CASCADE, related_name="reports")
+    created_at = models.DateTimeField(default=timezone.now)
+    title = models.CharField(max_length=200)
+    data = models.JSONField(default=dict)
+    text = models.TextField()
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.title
