@@ -98,12 +98,12 @@ class Database(models.Model):
     def __str__(self) -> str:
         return f"{self.slug} ({self.version})"
 
+    def get_absolute_url(self) -> str:
+        return reverse("evaluation:database_detail", args=[self.version.label, self.slug])
+
     @property
     def sqlite_path(self):
         return settings.DATA_DIR / "databases" / f"{self.sqlite_sha256}.sqlite3"
-
-    def get_absolute_url(self) -> str:
-        return reverse("evaluation:database_detail", args=[self.version.label, self.slug])
 
 
 class Hardness(models.TextChoices):
