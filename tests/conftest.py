@@ -57,6 +57,11 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 @pytest.fixture(autouse=True)
 def _clean_cache():
+    from django.conf import settings
+
+    if not settings.configured:  # plain-Python tests run without Django too (-p no:django)
+        yield
+        return
     from django.core.cache import cache
 
     cache.clear()

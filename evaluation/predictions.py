@@ -1,0 +1,190 @@
+"""Reading a file of predicted SQL: JSONL, or the Termite authors' layout (a zip of `<db>/predict.txt`).
+
+Validation is complete before anything is stored: every problem is reported with its line and field, and
+a file with any problem is refused whole. Plain Python, no Django: the upload form, the API and
+`manage.py score` all call `parse_predictions`.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+MAX_FILE_BYTES = 5 * 1024 * 1024
+MAX_SQL_CHARS = 20_000
+MAX_ERRORS = 50
+# A zip of predict.txt files for a few hundred questions is tiny; anything that inflates past this is a bomb.
+MAX_UNZIPPED_BYTES = 20 * 1024 * 1024
+MAX_ZIP_MEMBERS = 500
+
+
+class PredictionFileError(ValueError):
+    """The file is refused; `errors` lists every problem found (up to MAX_ERRORS), each one line."""
+
+    def __init__(self, errors: Sequence[str]):
+        self.errors = list(errors)
+        super().__init__(
+            "; ".join(self.errors[:3])
+            + (f" (and {len(self.errors) - 3} more)" if len(self.errors) > 3 else "")
+        )
+
+
+@dataclass(frozen=True)
+class Predictions:
+    sql: dict[str, str]
+    missing: list[str]
+    format: str
+
+
+def parse_predictions(
+    data: bytes,
+    *,
+    filename: str,
+    questions_by_database: Mapping[str, Sequence[str]],
+    max_file_bytes: int = MAX_FILE_BYTES,
+    max_sql_chars: int = MAX_SQL_CHARS,
+) -> Predictions:
+    """Parse and validate; `questions_by_database` lists each database's question ids in benchmark order."""
+    if len(data) > max_file_bytes:
+        raise PredictionFileError([f"{filename}: the file is larger than {max_file_bytes // 1024} KB"])
+    if not data.strip():
+        raise PredictionFileError([f"{filename}: the file is empty"])
+    if data[:4] == b"PK\x03\x04":
+        sql, errors = _read_authors_zip(data, filename, questions_by_database)
+        kind = "authors-zip"
+    else:
+        sql, errors = _read_jsonl(data, filename, questions_by_database)
+        kind = "jsonl"
+    for question_id, text in sql.items():
+        if len(text) > max_sql_chars:
+            errors.append(f"{filename}: {question_id}: the SQL is longer than {max_sql_chars} characters")
+    if errors:
+        raise PredictionFileError(errors[:MAX_ERRORS])
+    if not sql:
+        raise PredictionFileError([f"{filename}: no predictions"])
+    every = [qid for ids in questions_by_database.values() for qid in ids]
+    return Predictions(sql=sql, missing=[qid for qid in every if qid not in sql], format=kind)
+
+
+def _decode(data: bytes, where: str) -> tuple[str | None, str | None]:
+    try:
+        return data.decode("utf-8-sig"), None
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        return None, f"{where}: line {line}: not UTF-8 (byte {error.start})"
+
+
+def _read_jsonl(data: bytes, filename: str, questions_by_database) -> tuple[dict[str, str], list[str]]:
+    text, problem = _decode(data, filename)
+    if problem:
+        return {}, [problem]
+    known = {qid for ids in questions_by_database.values() for qid in ids}
+    sql: dict[str, str] = {}
+    first_line: dict[str, int] = {}
+    errors: list[str] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if len(errors) >= MAX_ERRORS:
+            break
+        if not line.strip():
+            continue
+        at = f"{filename}: line {number}"
+        try:
+            item = json.loads(line)
+        except (json.JSONDecodeError, RecursionError) as error:
+            reason = (
+                f"{error.msg} at column {error.colno}"
+                if isinstance(error, json.JSONDecodeError)
+                else "nested too deeply"
+            )
+            errors.append(f"{at}: not a JSON object ({reason})")
+            continue
+        if not isinstance(item, dict):
+            errors.append(f"{at}: expected a JSON object, got {type(item).__name__}")
+            continue
+        question_id, query = item.get("question_id"), item.get("sql")
+        if not isinstance(question_id, str):
+            errors.append(
+                f"{at}: field 'question_id' is " + ("missing" if question_id is None else "not a string")
+            )
+            continue
+        if not isinstance(query, str):
+            errors.append(f"{at}: field 'sql' is " + ("missing" if query is None else "not a string"))
+            continue
+        if question_id not in known:
+            errors.append(f"{at}: field 'question_id': unknown question {_shown(question_id)}")
+            continue
+        if question_id in first_line:
+            errors.append(f"{at}: field 'question_id': {question_id} repeats line {first_line[question_id]}")
+            continue
+        first_line[question_id] = number
+        sql[question_id] = query
+    return sql, errors
+
+
+def _read_authors_zip(data: bytes, filename: str, questions_by_database) -> tuple[dict[str, str], list[str]]:
+    """The authors' layout: `<db>/predict.txt`, one `SQL<TAB>db` per line, lines in question order."""
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+        members = [info for info in archive.infolist() if not info.is_dir()]
+    except (zipfile.BadZipFile, OSError, EOFError) as error:
+        return {}, [f"{filename}: not a readable zip ({error})"]
+    if len(members) > MAX_ZIP_MEMBERS:
+        return {}, [f"{filename}: more than {MAX_ZIP_MEMBERS} files in the zip"]
+    if sum(info.file_size for info in members) > MAX_UNZIPPED_BYTES:
+        return {}, [f"{filename}: unzips to more than {MAX_UNZIPPED_BYTES // 2**20} MB"]
+    sql: dict[str, str] = {}
+    errors: list[str] = []
+    for info in members:
+        path = PurePosixPath(info.filename)
+        if path.name != "predict.txt" or len(path.parts) < 2:
+            continue
+        db = path.parts[-2]
+        where = f"{filename}: {info.filename}"
+        if db not in questions_by_database:
+            errors.append(f"{where}: unknown database {_shown(db)}")
+            continue
+        try:
+            raw = _read_capped(archive, info)
+        except (zipfile.BadZipFile, OSError, EOFError, RuntimeError, ValueError) as error:
+            errors.append(f"{where}: cannot be read ({error})")
+            continue
+        text, problem = _decode(raw, where)
+        if problem:
+            errors.append(problem)
+            continue
+        ids = questions_by_database[db]
+        lines = [line for line in text.splitlines() if line.strip()]
+        if len(lines) > len(ids):
+            errors.append(f"{where}: {len(lines)} lines, but {db} has {len(ids)} questions")
+            continue
+        for number, line in enumerate(lines, start=1):
+            query, _tab, line_db = line.rpartition("\t")
+            if not _tab:
+                query, line_db = line, db
+            if line_db.strip() != db:
+                errors.append(
+                    f"{where}: line {number}: database {_shown(line_db.strip())} where {db} was expected"
+                )
+                continue
+            sql[ids[number - 1]] = query
+    if not sql and not errors:
+        errors.append(f"{filename}: no <database>/predict.txt in the zip")
+    return sql, errors
+
+
+def _read_capped(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
+    # The declared size can lie; stop reading at the cap whatever the header says.
+    with archive.open(info) as handle:
+        data = handle.read(MAX_UNZIPPED_BYTES + 1)
+    if len(data) > MAX_UNZIPPED_BYTES:
+        raise ValueError(f"unzips to more than {MAX_UNZIPPED_BYTES // 2**20} MB")
+    return data
+
+
+def _shown(value: str) -> str:
+    """A user-supplied value quoted in an error, cut short so a huge value cannot flood the message."""
+    return repr(value if len(value) <= 60 else value[:57] + "...")

@@ -1,0 +1,175 @@
+"""Prediction files: every malformed line is refused with its line and field, before anything is stored."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+
+import pytest
+
+from evaluation.predictions import PredictionFileError, parse_predictions
+
+QUESTIONS = {"negozio": ["negozio-001", "negozio-002", "negozio-003"], "scuola": ["scuola-001"]}
+
+
+def parse(data: bytes, **kwargs):
+    return parse_predictions(data, filename="p.jsonl", questions_by_database=QUESTIONS, **kwargs)
+
+
+def jsonl(*lines) -> bytes:
+    return "\n".join(line if isinstance(line, str) else json.dumps(line) for line in lines).encode()
+
+
+def errors_of(data: bytes, **kwargs) -> list[str]:
+    with pytest.raises(PredictionFileError) as caught:
+        parse(data, **kwargs)
+    return caught.value.errors
+
+
+def test_a_good_file_is_read_and_missing_questions_are_listed():
+    result = parse(
+        jsonl({"question_id": "negozio-002", "sql": "SELECT 2"}, {"question_id": "scuola-001", "sql": ""})
+    )
+    assert result.sql == {"negozio-002": "SELECT 2", "scuola-001": ""}
+    assert result.missing == ["negozio-001", "negozio-003"]
+    assert result.format == "jsonl"
+
+
+def test_a_byte_order_mark_and_blank_lines_are_fine():
+    result = parse(b"\xef\xbb\xbf" + jsonl({"question_id": "negozio-001", "sql": "SELECT 1"}, "", "  "))
+    assert result.sql == {"negozio-001": "SELECT 1"}
+
+
+@pytest.mark.parametrize(
+    ("lines", "expected"),
+    [
+        (["{not json"], "p.jsonl: line 1: not a JSON object (Expecting property name"),
+        (['["negozio-001", "SELECT 1"]'], "p.jsonl: line 1: expected a JSON object, got list"),
+        (['"SELECT 1"'], "p.jsonl: line 1: expected a JSON object, got str"),
+        (['{"sql": "SELECT 1"}'], "p.jsonl: line 1: field 'question_id' is missing"),
+        (['{"question_id": 7, "sql": "SELECT 1"}'], "p.jsonl: line 1: field 'question_id' is not a string"),
+        (['{"question_id": "negozio-001"}'], "p.jsonl: line 1: field 'sql' is missing"),
+        (['{"question_id": "negozio-001", "sql": null}'], "p.jsonl: line 1: field 'sql' is missing"),
+        (
+            ['{"question_id": "negozio-001", "sql": ["SELECT 1"]}'],
+            "p.jsonl: line 1: field 'sql' is not a string",
+        ),
+        (
+            ['{"question_id": "negozio-999", "sql": "SELECT 1"}'],
+            "line 1: field 'question_id': unknown question 'negozio-999'",
+        ),
+        (
+            [
+                '{"question_id": "negozio-001", "sql": "SELECT 1"}',
+                '{"question_id": "negozio-001", "sql": "SELECT 2"}',
+            ],
+            "p.jsonl: line 2: field 'question_id': negozio-001 repeats line 1",
+        ),
+        (
+            ['{"question_id": "negozio-001", "sql": "' + "x" * 20_001 + '"}'],
+            "negozio-001: the SQL is longer than 20000",
+        ),
+    ],
+)
+def test_each_bad_line_is_refused_with_its_line_and_field(lines, expected):
+    assert any(error.startswith(expected) or expected in error for error in errors_of(jsonl(*lines))), (
+        expected
+    )
+
+
+def test_every_problem_is_reported_not_only_the_first():
+    errors = errors_of(jsonl("{bad", {"question_id": "negozio-001", "sql": "SELECT 1"}, {"sql": "x"}, "[]"))
+    assert [error.split(":")[1].strip() for error in errors] == ["line 1", "line 3", "line 4"]
+
+
+def test_errors_stop_at_fifty_so_a_huge_bad_file_gives_a_readable_answer():
+    assert len(errors_of(b"{bad\n" * 10_000)) == 50
+
+
+def test_an_empty_file_is_refused():
+    assert errors_of(b"  \n\n") == ["p.jsonl: the file is empty"]
+
+
+def test_a_file_of_only_blank_json_lines_has_no_predictions():
+    assert errors_of(b"\n \n\t\n") == ["p.jsonl: the file is empty"]
+
+
+def test_a_file_over_the_size_cap_is_refused_before_reading():
+    assert errors_of(b"x" * 2049, max_file_bytes=2048) == ["p.jsonl: the file is larger than 2 KB"]
+
+
+def test_text_that_is_not_utf8_names_the_line():
+    errors = errors_of(
+        jsonl({"question_id": "negozio-001", "sql": "SELECT 1"}).replace(b"1", b"\xe8", 1) + b"\n"
+    )
+    assert errors[0].startswith("p.jsonl: line 1: not UTF-8")
+
+
+def test_utf16_is_refused_as_not_utf8():
+    errors = errors_of(jsonl({"question_id": "negozio-001", "sql": "SELECT 1"}).decode().encode("utf-16"))
+    assert "not UTF-8" in errors[0]
+
+
+def test_deeply_nested_json_is_refused_without_crashing():
+    errors = errors_of(b"[" * 100_000 + b"]" * 100_000)
+    assert "line 1" in errors[0]
+
+
+def test_an_unknown_value_is_cut_short_in_the_message():
+    errors = errors_of(jsonl({"question_id": "q" * 10_000, "sql": "SELECT 1"}))
+    assert len(errors[0]) < 200
+
+
+def authors_zip(files: dict[str, str]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, text in files.items():
+            archive.writestr(name, text)
+    return buffer.getvalue()
+
+
+def test_the_authors_layout_maps_lines_to_questions_in_order():
+    data = authors_zip(
+        {
+            "pred/negozio/predict.txt": "SELECT 1\tnegozio\nSELECT\t2\tnegozio\n",
+            "scuola/predict.txt": "SELECT 3\tscuola",
+        }
+    )
+    result = parse(data)
+    assert result.format == "authors-zip"
+    assert result.sql == {"negozio-001": "SELECT 1", "negozio-002": "SELECT\t2", "scuola-001": "SELECT 3"}
+    assert result.missing == ["negozio-003"]
+
+
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        ({"altro/predict.txt": "SELECT 1\taltro"}, "altro/predict.txt: unknown database 'altro'"),
+        (
+            {"scuola/predict.txt": "SELECT 1\tscuola\nSELECT 2\tscuola"},
+            "scuola/predict.txt: 2 lines, but scuola has 1 questions",
+        ),
+        (
+            {"negozio/predict.txt": "SELECT 1\tscuola"},
+            "negozio/predict.txt: line 1: database 'scuola' where negozio was expected",
+        ),
+        ({"notes.txt": "hello"}, "p.jsonl: no <database>/predict.txt in the zip"),
+    ],
+)
+def test_bad_authors_zips_are_refused_with_the_member_and_line(files, expected):
+    errors = errors_of(authors_zip(files))
+    assert any(expected in error for error in errors), errors
+
+
+def test_a_truncated_zip_is_refused():
+    data = authors_zip({"negozio/predict.txt": "SELECT 1\tnegozio"})
+    assert "not a readable zip" in errors_of(data[: len(data) // 2])[0]
+
+
+def test_a_zip_bomb_is_refused_before_it_is_inflated():
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("negozio/predict.txt", b"\0" * (30 * 2**20))
+    errors = errors_of(buffer.getvalue())
+    assert "unzips to more than 20 MB" in errors[0]
