@@ -7,38 +7,10 @@ TERMITE_REQUIRE_SERVICES=1 (as in CI) a missing or unreachable service fails the
 from __future__ import annotations
 
 import os
-import socket
-from urllib.parse import urlparse
 
 import pytest
 
-REQUIRE_SERVICES = os.environ.get("TERMITE_REQUIRE_SERVICES") == "1"
-
-
-def _reachable(url: str, default_port: int) -> bool:
-    parsed = urlparse(url)
-    try:
-        with socket.create_connection(
-            (parsed.hostname or "127.0.0.1", parsed.port or default_port), timeout=2
-        ):
-            return True
-    except OSError:
-        return False
-
-
-def require_service(env_name: str, default_port: int) -> str:
-    """The service URL from the environment, or skip (fail under TERMITE_REQUIRE_SERVICES=1)."""
-    url = os.environ.get(env_name, "")
-    problem = None
-    if not url:
-        problem = f"{env_name} is not set"
-    elif not _reachable(url, default_port):
-        problem = f"{env_name} ({urlparse(url).hostname}:{urlparse(url).port or default_port}) is unreachable"
-    if problem:
-        if REQUIRE_SERVICES:
-            pytest.fail(f"{problem}, and TERMITE_REQUIRE_SERVICES=1 requires it")
-        pytest.skip(problem)
-    return url
+from tests.services import REQUIRE_SERVICES, reachable, require_service
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -47,7 +19,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     missing = [
         name
         for name, port in (("DATABASE_URL", 5432), ("REDIS_URL", 6379), ("TERMITE_REFERENCE_MYSQL_URL", 3306))
-        if not os.environ.get(name) or not _reachable(os.environ[name], port)
+        if not os.environ.get(name) or not reachable(os.environ[name], port)
     ]
     if missing:
         pytest.exit(

@@ -1,0 +1,37 @@
+"""Finding the real services the suite talks to; see tests/conftest.py."""
+
+from __future__ import annotations
+
+import os
+import socket
+from urllib.parse import urlparse
+
+import pytest
+
+REQUIRE_SERVICES = os.environ.get("TERMITE_REQUIRE_SERVICES") == "1"
+
+
+def reachable(url: str, default_port: int) -> bool:
+    parsed = urlparse(url)
+    try:
+        with socket.create_connection(
+            (parsed.hostname or "127.0.0.1", parsed.port or default_port), timeout=2
+        ):
+            return True
+    except OSError:
+        return False
+
+
+def require_service(env_name: str, default_port: int) -> str:
+    """The service URL from the environment, or skip (fail under TERMITE_REQUIRE_SERVICES=1)."""
+    url = os.environ.get(env_name, "")
+    problem = None
+    if not url:
+        problem = f"{env_name} is not set"
+    elif not reachable(url, default_port):
+        problem = f"{env_name} ({urlparse(url).hostname}:{urlparse(url).port or default_port}) is unreachable"
+    if problem:
+        if REQUIRE_SERVICES:
+            pytest.fail(f"{problem}, and TERMITE_REQUIRE_SERVICES=1 requires it")
+        pytest.skip(problem)
+    return url
