@@ -1,0 +1,118 @@
+"""Aggregate scores: EA and EA-strict overall, per database and per hardness level, outcome counts, and a
+bootstrap confidence interval for overall EA. Excluded questions leave every denominator and are counted.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+OUTCOMES = (
+    "correct",
+    "wrong_result",
+    "syntax_error",
+    "runtime_error",
+    "timeout",
+    "resource_limit",
+    "not_submitted",
+)
+EXCLUDED = "excluded"
+HARDNESS_LEVELS = ("easy", "medium", "hard", "extra")
+
+BOOTSTRAP_RESAMPLES = 1000
+BOOTSTRAP_SEED = 20240613
+
+
+@dataclass(frozen=True)
+class Graded:
+    """One question's verdict, as the aggregates need it. `outcome` is one of OUTCOMES or EXCLUDED."""
+
+    db_id: str
+    hardness: str
+    outcome: str
+    ea: bool
+    ea_strict: bool
+
+
+@dataclass(frozen=True)
+class Accuracy:
+    ea: float
+    ea_strict: float
+    n: int
+
+    def as_dict(self) -> dict[str, float | int]:
+        return {"ea": self.ea, "ea_strict": self.ea_strict, "n": self.n}
+
+
+@dataclass(frozen=True)
+class Metrics:
+    overall: Accuracy
+    ea_ci95: tuple[float, float]
+    excluded: int
+    per_database: dict[str, Accuracy]
+    per_hardness: dict[str, Accuracy]
+    outcomes: dict[str, int]
+
+
+def summarise(graded: Sequence[Graded]) -> Metrics:
+    scored = [g for g in graded if g.outcome != EXCLUDED]
+    counts = Counter(g.outcome for g in scored)
+    unknown = set(counts) - set(OUTCOMES)
+    if unknown:
+        raise ValueError(f"unknown outcomes: {sorted(unknown)}")
+    hardness_levels = [*HARDNESS_LEVELS, *sorted({g.hardness for g in scored} - set(HARDNESS_LEVELS))]
+    return Metrics(
+        overall=accuracy(scored),
+        ea_ci95=bootstrap_ci([g.ea for g in scored]),
+        excluded=len(graded) - len(scored),
+        per_database=_accuracy_by(scored, lambda g: g.db_id, sorted({g.db_id for g in scored})),
+        per_hardness=_accuracy_by(scored, lambda g: g.hardness, hardness_levels),
+        outcomes={outcome: counts[outcome] for outcome in OUTCOMES},
+    )
+
+
+def accuracy(graded: Sequence[Graded]) -> Accuracy:
+    """EA and EA-strict as fractions of `graded`; 0.0 when there is nothing to score."""
+    n = len(graded)
+    if n == 0:
+        return Accuracy(ea=0.0, ea_strict=0.0, n=0)
+    return Accuracy(
+        ea=sum(g.ea for g in graded) / n,
+        ea_strict=sum(g.ea_strict for g in graded) / n,
+        n=n,
+    )
+
+
+def bootstrap_ci(
+    successes: Sequence[bool],
+    *,
+    level: float = 0.95,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+) -> tuple[float, float]:
+    """Percentile bootstrap interval for the mean of `successes`.
+
+    The fixed seed, and resampling from the successes sorted first, make it a function of the count alone:
+    the same for the same score whatever the order of the questions.
+    """
+    n = len(successes)
+    if n == 0:
+        return (0.0, 0.0)
+    correct = sum(map(bool, successes))
+    values = [1] * correct + [0] * (n - correct)
+    rng = random.Random(seed)
+    means = sorted(sum(rng.choices(values, k=n)) / n for _ in range(resamples))
+    tail = (1 - level) / 2
+    return means[math.floor(tail * (resamples - 1))], means[math.ceil((1 - tail) * (resamples - 1))]
+
+
+def _accuracy_by(
+    graded: Sequence[Graded], group_of: Callable[[Graded], str], groups: Sequence[str]
+) -> dict[str, Accuracy]:
+    members: dict[str, list[Graded]] = {group: [] for group in groups}
+    for g in graded:
+        members[group_of(g)].append(g)
+    return {group: accuracy(items) for group, items in members.items()}
