@@ -1,0 +1,396 @@
+"""Running untrusted SQL against the benchmark databases, one query at a time, under limits.
+
+    with Sandbox(limits) as sandbox:
+        execution = sandbox.execute(db_path, "SELECT ...")
+
+Queries run in one long-lived child process that answers over a pipe, so a query that exhausts memory or
+crashes SQLite fails that query only: the parent starts a fresh child and goes on. Layers of containment:
+
+- the parent refuses empty text, NUL bytes, text that is not UTF-8 and text longer than `max_sql_bytes`;
+- each database is a private read-only copy made by the parent, opened by the child with
+  `mode=ro&immutable=1`, so the caller's file is never opened for writing;
+- an authorizer allows reading only (SELECT, READ, FUNCTION, RECURSIVE) and denies load_extension;
+- sqlite3's own check refuses a second statement before anything runs;
+- SQLite limits (`setlimit`) bound value size, query length, expression depth, compound SELECTs, ...;
+- a progress handler stops SQLite when the per-query time budget is spent;
+- the child has an address-space limit (RLIMIT_AS) and a CPU-time backstop (RLIMIT_CPU) that also ends a
+  runaway child whose parent died; the parent kills a child that misses its budget by `kill_grace_seconds`
+  (one step of SQLite's virtual machine, such as a huge printf, runs on past the progress handler);
+- a per-submission total time budget over all budgeted queries.
+
+The child is a fresh interpreter (`sys.executable -I`), started once per sandbox and again only after it
+dies; its start-up cost is `Sandbox.startup_seconds`. Linux only (the memory limit reads /proc).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import marshal
+import math
+import os
+import resource
+import shutil
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from pathlib import Path
+from types import TracebackType
+from typing import Literal, TypeAlias
+
+from evaluation.scoring.dialect import install_functions
+
+Outcome: TypeAlias = Literal["ok", "syntax_error", "runtime_error", "timeout", "resource_limit"]
+
+_ERROR_CHARS = 300
+_PROGRESS_STEPS = 1000  # VM instructions between two looks at the clock
+_CHILD_START_SECONDS = 60.0
+# The child is a fresh interpreter, not a fork (no inherited threads, locks or memory) and not
+# multiprocessing's spawn (which would run the parent's __main__ again). It gets the parent's sys.path.
+_CHILD_BOOTSTRAP = (
+    f"import sys; sys.path[:] = sys.argv[2:]; from {__name__} import _serve; _serve(int(sys.argv[1]))"
+)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per query: time, SQL size, rows, size of one value, size of the whole result, memory of the child
+    (on top of what the fresh interpreter maps), and how long past its budget a query may go before the
+    child is killed. `total_seconds` bounds the wall time of all budgeted queries of one sandbox."""
+
+    query_seconds: float = 2.0
+    total_seconds: float = 300.0
+    max_sql_bytes: int = 100_000
+    max_rows: int = 100_000
+    max_value_bytes: int = 10_000_000
+    max_result_bytes: int = 64_000_000
+    memory_bytes: int = 512 * 2**20
+    kill_grace_seconds: float = 0.5
+
+
+DEFAULT_LIMITS = Limits()
+
+# Far above what a question about these databases needs, far below what hurts.
+_SQLITE_LIMITS = {
+    sqlite3.SQLITE_LIMIT_ATTACHED: 0,
+    sqlite3.SQLITE_LIMIT_COLUMN: 1000,
+    sqlite3.SQLITE_LIMIT_COMPOUND_SELECT: 50,
+    sqlite3.SQLITE_LIMIT_EXPR_DEPTH: 300,
+    sqlite3.SQLITE_LIMIT_FUNCTION_ARG: 100,
+    sqlite3.SQLITE_LIMIT_LIKE_PATTERN_LENGTH: 1000,
+    sqlite3.SQLITE_LIMIT_TRIGGER_DEPTH: 1,
+    sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER: 0,
+    sqlite3.SQLITE_LIMIT_WORKER_THREADS: 0,
+}
+_ALLOWED_ACTIONS = frozenset(
+    {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION, sqlite3.SQLITE_RECURSIVE}
+)
+_DENIED_FUNCTIONS = frozenset({"load_extension", "fts3_tokenizer"})
+_SYNTAX_MARKERS = ("syntax error", "incomplete input", "unrecognized token", "one statement at a time")
+_LIMIT_MARKERS = ("too large", "too many", "too big", "too complex", "stack overflow", "at most")
+
+
+@dataclass(frozen=True)
+class Execution:
+    """What one query did. `error` describes the given query only; `elapsed` is in seconds."""
+
+    outcome: Outcome
+    columns: tuple[str, ...] = ()
+    rows: tuple[tuple, ...] = ()
+    error: str | None = None
+    elapsed: float = 0.0
+
+
+@dataclass(frozen=True)
+class _Copy:
+    path: str
+    sha256: str
+
+
+class Sandbox:
+    def __init__(self, limits: Limits = DEFAULT_LIMITS) -> None:
+        self.limits = limits
+        self.startup_seconds = 0.0
+        self.child_starts = 0
+        self._spent = 0.0
+        self._copies: dict[Path, _Copy] = {}
+        self._directory: tempfile.TemporaryDirectory[str] | None = None
+        self._process: subprocess.Popen[bytes] | None = None
+        self._channel: Connection | None = None
+
+    def __enter__(self) -> Sandbox:
+        self._directory = tempfile.TemporaryDirectory(prefix="sql-sandbox-")
+        try:
+            self._start_child()
+        except BaseException:
+            self._directory.cleanup()
+            raise
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self._stop_child()
+        if self._directory is not None:
+            self._directory.cleanup()
+            self._directory = None
+        self._copies.clear()
+
+    @property
+    def child_pid(self) -> int | None:
+        return None if self._process is None else self._process.pid
+
+    @property
+    def spent_seconds(self) -> float:
+        """Wall time charged to the total budget so far."""
+        return self._spent
+
+    def database_sha256(self, db_path: str | os.PathLike[str]) -> str:
+        return self._copy(db_path).sha256
+
+    def execute(self, db_path: str | os.PathLike[str], sql: str, *, budgeted: bool = True) -> Execution:
+        """Run one query. `budgeted=False` (for the gold queries) keeps it off the total budget."""
+        refused = _refuse(sql, self.limits)
+        if refused is not None:
+            return refused
+        seconds = self.limits.query_seconds
+        if budgeted:
+            seconds = min(seconds, self.limits.total_seconds - self._spent)
+            if seconds <= 0:
+                return Execution("timeout", error="the submission's total time budget is spent")
+        path = self._copy(db_path).path
+        started = time.perf_counter()
+        execution = self._round_trip(path, sql, seconds)
+        if budgeted:
+            self._spent += time.perf_counter() - started
+        return execution
+
+    def _copy(self, db_path: str | os.PathLike[str]) -> _Copy:
+        if self._directory is None:
+            raise RuntimeError("use the Sandbox as a context manager")
+        source = Path(db_path).resolve()
+        copy = self._copies.get(source)
+        if copy is None:
+            target = Path(self._directory.name, f"{len(self._copies)}.sqlite")
+            shutil.copyfile(source, target)
+            target.chmod(0o400)
+            with target.open("rb") as file:
+                digest = hashlib.file_digest(file, "sha256").hexdigest()
+            copy = self._copies[source] = _Copy(str(target), digest)
+        return copy
+
+    def _round_trip(self, path: str, sql: str, seconds: float) -> Execution:
+        if self._process is None or self._process.poll() is not None:
+            self._start_child()
+        assert self._channel is not None
+        started = time.perf_counter()
+        try:
+            self._channel.send_bytes(marshal.dumps((path, sql, seconds)))
+            if self._channel.poll(seconds + self.limits.kill_grace_seconds):
+                return Execution(*marshal.loads(self._channel.recv_bytes()))
+        except (EOFError, OSError):
+            return self._child_lost(time.perf_counter() - started)
+        self._stop_child()
+        return Execution(
+            "timeout",
+            error=f"the query ran past its {seconds:g} s budget and was killed",
+            elapsed=time.perf_counter() - started,
+        )
+
+    def _child_lost(self, elapsed: float) -> Execution:
+        assert self._process is not None
+        exitcode = self._process.wait()
+        self._stop_child()
+        if exitcode == -signal.SIGXCPU:
+            return Execution("timeout", error="the query used up the CPU-time backstop", elapsed=elapsed)
+        return Execution(
+            "resource_limit",
+            error=f"the query brought down the SQL engine (exit status {exitcode})",
+            elapsed=elapsed,
+        )
+
+    def _start_child(self) -> None:
+        self._stop_child()
+        started = time.perf_counter()
+        parent_socket, child_socket = socket.socketpair()
+        with child_socket:
+            self._process = subprocess.Popen(
+                [sys.executable, "-I", "-c", _CHILD_BOOTSTRAP, str(child_socket.fileno()), *sys.path],
+                pass_fds=[child_socket.fileno()],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                start_new_session=True,  # the terminal's Ctrl-C is for the parent, which stops the child
+            )
+        self._channel = Connection(parent_socket.detach())
+        self._channel.send_bytes(marshal.dumps(dataclasses.astuple(self.limits)))
+        try:
+            if not self._channel.poll(_CHILD_START_SECONDS):
+                raise EOFError
+            self._channel.recv_bytes()
+        except (EOFError, OSError):
+            self._stop_child()
+            raise RuntimeError("the SQL sandbox process did not start") from None
+        self.child_starts += 1
+        self.startup_seconds += time.perf_counter() - started
+
+    def _stop_child(self) -> None:
+        if self._channel is not None:
+            self._channel.close()
+            self._channel = None
+        if self._process is not None:
+            self._process.kill()
+            self._process.wait()
+            self._process = None
+
+
+def _refuse(sql: str, limits: Limits) -> Execution | None:
+    """Reject, without a round trip, text that cannot be a query or is too long to be a sensible one."""
+    if not sql.strip():
+        return Execution("syntax_error", error="the query is empty")
+    if "\x00" in sql:
+        return Execution("syntax_error", error="the query contains a NUL character")
+    try:
+        size = len(sql.encode("utf-8"))
+    except UnicodeEncodeError:
+        return Execution("syntax_error", error="the query is not valid UTF-8 text")
+    if size > limits.max_sql_bytes:
+        return Execution("resource_limit", error=f"the query is longer than {limits.max_sql_bytes} bytes")
+    return None
+
+
+# Everything below runs in the child process.
+
+
+def _serve(fd: int) -> None:
+    channel = Connection(fd)
+    limits = Limits(*marshal.loads(channel.recv_bytes()))
+    _confine(limits)
+    worker = _Worker(limits)
+    channel.send_bytes(marshal.dumps("ready"))
+    while True:
+        try:
+            request = channel.recv_bytes()
+        except EOFError:
+            return
+        channel.send_bytes(worker.reply(*marshal.loads(request)))
+
+
+def _confine(limits: Limits) -> None:
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    with open("/proc/self/statm") as statm:
+        mapped = int(statm.read().split()[0]) * resource.getpagesize()
+    address_space = mapped + limits.memory_bytes
+    resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
+
+
+class _Worker:
+    """The child's side: one connection per database, one query at a time."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self.deadline = math.inf
+        self.connections: dict[str, sqlite3.Connection] = {}
+
+    def reply(self, path: str, sql: str, seconds: float) -> bytes:
+        result = self.run(path, sql, seconds)
+        payload = marshal.dumps(result)
+        if len(payload) > self.limits.max_result_bytes:
+            message = f"the result is larger than {self.limits.max_result_bytes} bytes"
+            payload = marshal.dumps(("resource_limit", (), (), message, result[4]))
+        return payload
+
+    def run(self, path: str, sql: str, seconds: float) -> tuple:
+        started = time.perf_counter()
+        try:
+            connection = self.connection(path)
+            _arm_cpu_backstop(seconds + self.limits.kill_grace_seconds)
+            self.deadline = time.monotonic() + seconds
+            cursor = connection.execute(sql)
+            if cursor.description is None:
+                return _failure("syntax_error", "the text holds no query", started)
+            rows = cursor.fetchmany(self.limits.max_rows + 1)
+            cursor.close()
+            if len(rows) > self.limits.max_rows:
+                message = f"the query returns more than {self.limits.max_rows} rows"
+                return _failure("resource_limit", message, started)
+            columns = tuple(column[0] for column in cursor.description)
+            return ("ok", columns, tuple(rows), None, time.perf_counter() - started)
+        except sqlite3.Error as exc:
+            return _failure(*_classify(exc), started)
+        except MemoryError:
+            return _failure("resource_limit", "the query ran out of memory", started)
+        finally:
+            self.deadline = math.inf
+
+    def expired(self) -> bool:
+        return time.monotonic() > self.deadline
+
+    def connection(self, path: str) -> sqlite3.Connection:
+        if path not in self.connections:
+            self.connections[path] = self._open(path)
+        return self.connections[path]
+
+    def _open(self, path: str) -> sqlite3.Connection:
+        uri = f"file:{urllib.parse.quote(path)}?mode=ro&immutable=1"
+        connection = sqlite3.connect(uri, uri=True, isolation_level=None)
+        # Sorting and grouping stay in memory, under the address-space limit, instead of in temp files.
+        connection.execute("PRAGMA temp_store = MEMORY")
+        if hasattr(connection, "enable_load_extension"):  # absent when Python's SQLite cannot load any
+            connection.enable_load_extension(False)
+        install_functions(connection)
+        for category, value in _SQLITE_LIMITS.items():
+            connection.setlimit(category, value)
+        connection.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, self.limits.max_value_bytes)
+        connection.setlimit(sqlite3.SQLITE_LIMIT_SQL_LENGTH, self.limits.max_sql_bytes)
+        connection.set_authorizer(_authorize)
+        connection.set_progress_handler(self.expired, _PROGRESS_STEPS)
+        return connection
+
+
+def _arm_cpu_backstop(seconds: float) -> None:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    soft = math.ceil(usage.ru_utime + usage.ru_stime + seconds) + 1
+    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    if hard != resource.RLIM_INFINITY:
+        soft = min(soft, hard)
+    resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+
+
+def _authorize(
+    action: int, arg1: str | None, arg2: str | None, db_name: str | None, source: str | None
+) -> int:
+    if action not in _ALLOWED_ACTIONS:
+        return sqlite3.SQLITE_DENY
+    if action == sqlite3.SQLITE_FUNCTION and (arg2 or "").lower() in _DENIED_FUNCTIONS:
+        return sqlite3.SQLITE_DENY
+    return sqlite3.SQLITE_OK
+
+
+def _failure(outcome: Outcome, message: str, started: float) -> tuple:
+    return (outcome, (), (), message[:_ERROR_CHARS], time.perf_counter() - started)
+
+
+def _classify(exc: sqlite3.Error) -> tuple[Outcome, str]:
+    name = getattr(exc, "sqlite_errorname", None)
+    message = str(exc)
+    if name == "SQLITE_INTERRUPT":
+        return "timeout", "the query ran past its time budget"
+    if name == "SQLITE_AUTH" or "not authorized" in message:
+        return "runtime_error", "not allowed: only queries that read may run"
+    if name in ("SQLITE_TOOBIG", "SQLITE_NOMEM") or any(marker in message for marker in _LIMIT_MARKERS):
+        return "resource_limit", message
+    if any(marker in message for marker in _SYNTAX_MARKERS):
+        return "syntax_error", message
+    if "decode to UTF-8" in message:
+        return "runtime_error", "the query produced text that is not valid UTF-8"
+    return "runtime_error", message

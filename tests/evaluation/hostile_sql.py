@@ -1,0 +1,120 @@
+"""Hostile predictions for the sandbox, each with the outcome it must end in.
+
+They target the demo database of `demo_db.py` (tables `clienti`, `ordini`, index `clienti_eta`). Runaway
+queries assume a small per-query budget (a fraction of a second) and a memory limit of about 128 MiB.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+_COUNTER = "WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r WHERE x < {n}) "
+INFINITE_CTE = "WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r) SELECT COUNT(*) FROM r"
+# One printf call is one step of SQLite's virtual machine: the progress handler cannot stop it.
+UNINTERRUPTIBLE = "SELECT printf('%.*c', 1000000000, 'x')"
+
+HOSTILE = [
+    # Writes and schema changes
+    pytest.param("INSERT INTO clienti (nome) VALUES ('Intruso')", "runtime_error", id="insert"),
+    pytest.param("INSERT INTO ordini SELECT * FROM ordini", "runtime_error", id="insert-select"),
+    pytest.param("REPLACE INTO clienti (id, nome) VALUES (1, 'Intruso')", "runtime_error", id="replace"),
+    pytest.param("UPDATE clienti SET eta = 0", "runtime_error", id="update"),
+    pytest.param("DELETE FROM ordini", "runtime_error", id="delete"),
+    pytest.param("DROP TABLE ordini", "runtime_error", id="drop-table"),
+    pytest.param("DROP INDEX clienti_eta", "runtime_error", id="drop-index"),
+    pytest.param("CREATE TABLE copia (a)", "runtime_error", id="create-table"),
+    pytest.param("CREATE INDEX ordini_data ON ordini (data)", "runtime_error", id="create-index"),
+    pytest.param("ALTER TABLE clienti ADD COLUMN note TEXT", "runtime_error", id="alter-table"),
+    pytest.param("UPDATE sqlite_master SET sql = ''", "runtime_error", id="write-sqlite-master"),
+    pytest.param("CREATE VIRTUAL TABLE testo USING fts5(a)", "runtime_error", id="create-virtual-table"),
+    pytest.param("CREATE TEMP TABLE appunti (a)", "runtime_error", id="create-temp-table"),
+    pytest.param("CREATE TEMP VIEW vista AS SELECT 1", "runtime_error", id="create-temp-view"),
+    pytest.param(
+        "CREATE TEMP TRIGGER scatto AFTER INSERT ON clienti BEGIN SELECT 1; END",
+        "runtime_error",
+        id="create-temp-trigger",
+    ),
+    # Other databases, files and extensions
+    pytest.param(
+        "ATTACH DATABASE '/tmp/termite-sandbox-attack.sqlite' AS altro", "runtime_error", id="attach"
+    ),
+    pytest.param("ATTACH DATABASE ':memory:' AS memoria", "runtime_error", id="attach-memory"),
+    pytest.param("DETACH DATABASE main", "runtime_error", id="detach"),
+    pytest.param("VACUUM INTO '/tmp/termite-sandbox-vacuum.sqlite'", "runtime_error", id="vacuum-into"),
+    pytest.param("VACUUM", "runtime_error", id="vacuum"),
+    pytest.param("SELECT load_extension('/tmp/termite-evil.so')", "runtime_error", id="load-extension"),
+    pytest.param("SELECT fts3_tokenizer('simple')", "runtime_error", id="fts3-tokenizer"),
+    pytest.param("SELECT writefile('/tmp/termite-sandbox-write', 'x')", "runtime_error", id="writefile"),
+    pytest.param("SELECT * FROM json_each('[1, 2]')", "runtime_error", id="table-valued-function"),
+    # PRAGMA, reads and writes
+    pytest.param("PRAGMA journal_mode = DELETE", "runtime_error", id="pragma-journal-mode"),
+    pytest.param("PRAGMA writable_schema = ON", "runtime_error", id="pragma-writable-schema"),
+    pytest.param("PRAGMA query_only = OFF", "runtime_error", id="pragma-query-only-off"),
+    pytest.param("PRAGMA table_info(clienti)", "runtime_error", id="pragma-read"),
+    pytest.param("SELECT * FROM pragma_database_list", "runtime_error", id="pragma-function"),
+    # Transactions and maintenance
+    pytest.param("BEGIN", "runtime_error", id="begin"),
+    pytest.param("COMMIT", "runtime_error", id="commit"),
+    pytest.param("ROLLBACK", "runtime_error", id="rollback"),
+    pytest.param("SAVEPOINT punto", "runtime_error", id="savepoint"),
+    pytest.param("RELEASE punto", "runtime_error", id="release"),
+    pytest.param("REINDEX", "runtime_error", id="reindex"),
+    pytest.param("ANALYZE", "runtime_error", id="analyze"),
+    # More than one statement
+    pytest.param("SELECT 1; DROP TABLE clienti", "syntax_error", id="select-then-drop"),
+    pytest.param("SELECT 1; SELECT 2", "syntax_error", id="two-selects"),
+    # Text that is not a query
+    pytest.param("", "syntax_error", id="empty"),
+    pytest.param("-- nient'altro che un commento", "syntax_error", id="only-a-comment"),
+    pytest.param("SELECT 'a\x00b'", "syntax_error", id="nul-byte"),
+    pytest.param("SELECT '\ud800'", "syntax_error", id="lone-surrogate"),
+    pytest.param(b"SELECT '\xff\xfe'".decode("utf-8", "surrogateescape"), "syntax_error", id="invalid-utf8"),
+    pytest.param("SELECT 1 " + " " * 5_000_000, "resource_limit", id="five-megabyte-query"),
+    pytest.param("SELECT ?", "resource_limit", id="bound-parameter"),
+    # Time
+    pytest.param(INFINITE_CTE, "timeout", id="infinite-recursive-cte"),
+    pytest.param(
+        "SELECT COUNT(*) FROM " + ", ".join(f"ordini o{i}" for i in range(10)),
+        "timeout",
+        id="cartesian-explosion",
+    ),
+    # Size and memory
+    pytest.param("SELECT randomblob(1000000000)", "resource_limit", id="randomblob-gigabyte"),
+    pytest.param("SELECT zeroblob(1000000000)", "resource_limit", id="zeroblob-gigabyte"),
+    # printf stops growing its text at the value-size limit and returns what it has
+    pytest.param(
+        "SELECT length(printf('%.*c', 20000000, 'x')) <= 10000000", "ok", id="printf-expansion-capped"
+    ),
+    pytest.param(
+        "SELECT replace(hex(zeroblob(4000000)), '0', '0000000000')", "resource_limit", id="replace-expansion"
+    ),
+    pytest.param(
+        "SELECT length(substr(hex(zeroblob(6000000)), 1))", "resource_limit", id="substr-of-huge-text"
+    ),
+    pytest.param(
+        "SELECT length(group_concat(hex(randomblob(1000000)))) FROM ordini a, ordini b",
+        "resource_limit",
+        id="group-concat-explosion",
+    ),
+    pytest.param(
+        _COUNTER.format(n=300)
+        + "SELECT length(b) FROM (SELECT zeroblob(9000000) || x AS b FROM r ORDER BY b)",
+        "resource_limit",
+        id="memory-exhaustion-by-sort",
+    ),
+    pytest.param(_COUNTER.format(n=200_000) + "SELECT x FROM r", "resource_limit", id="too-many-rows"),
+    pytest.param("SELECT 'a' LIKE '" + "%a" * 2000 + "'", "resource_limit", id="like-pattern-too-long"),
+    # Depth
+    pytest.param(
+        "SELECT " + "(" * 10_000 + "1" + ")" * 10_000, "resource_limit", id="ten-thousand-parentheses"
+    ),
+    pytest.param("SELECT " + "1 + " * 2000 + "1", "resource_limit", id="deep-expression"),
+    pytest.param(
+        "SELECT * FROM " + "(SELECT * FROM " * 300 + "clienti" + ")" * 300,
+        "resource_limit",
+        id="deep-subqueries",
+    ),
+    pytest.param(" UNION ".join(["SELECT 1"] * 100), "resource_limit", id="compound-select-of-a-hundred"),
+    # Output the engine cannot hand back as text
+    pytest.param("SELECT CAST(x'ff' AS TEXT)", "runtime_error", id="invalid-utf8-result"),
+]

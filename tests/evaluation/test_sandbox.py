@@ -1,0 +1,189 @@
+"""The sandbox runs one read-only query at a time in a child process, within time, size and memory limits."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from evaluation.scoring.sandbox import Limits, Sandbox
+from tests.evaluation.demo_db import make_demo_db, sha256_of
+from tests.evaluation.hostile_sql import HOSTILE, INFINITE_CTE, UNINTERRUPTIBLE
+
+BUDGET = 0.25
+TEST_LIMITS = Limits(query_seconds=BUDGET, kill_grace_seconds=0.3, memory_bytes=128 * 2**20)
+NORMAL = "SELECT COUNT(*) FROM clienti"
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory) -> Path:
+    return make_demo_db(tmp_path_factory.mktemp("sandbox") / "demo.sqlite")
+
+
+@pytest.fixture(scope="module")
+def pristine(demo) -> str:
+    return sha256_of(demo)
+
+
+@pytest.fixture(scope="module")
+def shared_sandbox() -> Sandbox:
+    with Sandbox(TEST_LIMITS) as sandbox:
+        yield sandbox
+
+
+@pytest.fixture
+def sandbox() -> Sandbox:
+    with Sandbox(TEST_LIMITS) as sandbox:
+        yield sandbox
+
+
+def assert_still_serves(sandbox: Sandbox, demo: Path) -> None:
+    execution = sandbox.execute(demo, NORMAL)
+    assert (execution.outcome, execution.rows) == ("ok", ((6,),))
+
+
+@pytest.mark.parametrize(("sql", "outcome"), HOSTILE)
+def test_a_hostile_prediction_is_contained(shared_sandbox, demo, pristine, sql, outcome):
+    execution = shared_sandbox.execute(demo, sql)
+    assert execution.outcome == outcome, execution.error
+    assert (execution.error is None) == (outcome == "ok")
+    assert sha256_of(demo) == pristine
+    assert_still_serves(shared_sandbox, demo)
+
+
+def test_the_corpus_has_at_least_forty_hostile_predictions():
+    assert len(HOSTILE) >= 40
+
+
+def test_a_query_returns_its_columns_rows_and_time(shared_sandbox, demo):
+    execution = shared_sandbox.execute(
+        demo, "SELECT nome, eta AS anni FROM clienti WHERE id <= 2 ORDER BY id"
+    )
+    assert execution.outcome == "ok"
+    assert execution.columns == ("nome", "anni")
+    assert execution.rows == (("Mario", 34), ("Giulia", 28))
+    assert execution.error is None
+    assert 0 <= execution.elapsed < BUDGET
+
+
+def test_values_cross_the_pipe_as_plain_python(shared_sandbox, demo):
+    execution = shared_sandbox.execute(demo, "SELECT 1, 2.5, 'testo', x'00ff', NULL")
+    assert execution.rows == ((1, 2.5, "testo", b"\x00\xff", None),)
+    assert [type(value) for value in execution.rows[0]] == [int, float, str, bytes, type(None)]
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT COUNT(*) FROM clienti;",
+        "SELECT COUNT(*) FROM clienti ;  \n\t",
+        "-- quanti clienti?\nSELECT COUNT(*) FROM clienti -- tutti\n",
+        "/* quanti */ SELECT COUNT(*) FROM clienti /* fine */ ;",
+    ],
+    ids=["semicolon", "trailing-whitespace", "line-comments", "block-comments"],
+)
+def test_comments_semicolon_and_whitespace_are_one_statement(shared_sandbox, demo, sql):
+    assert shared_sandbox.execute(demo, sql).rows == ((6,),)
+
+
+def test_the_mysql_functions_of_the_dialect_are_installed(shared_sandbox, demo):
+    assert shared_sandbox.execute(demo, "SELECT mysql_truncate(1.259, 2)").rows == ((1.25,),)
+
+
+def test_an_error_speaks_of_the_query_given(shared_sandbox, demo):
+    execution = shared_sandbox.execute(demo, "SELECT cognome FROM clienti")
+    assert execution.outcome == "runtime_error"
+    assert "cognome" in execution.error
+
+
+def test_a_syntax_error_is_told_apart(shared_sandbox, demo):
+    assert shared_sandbox.execute(demo, "SELEC nome FROM clienti").outcome == "syntax_error"
+
+
+def test_a_runaway_query_stops_at_its_budget(shared_sandbox, demo):
+    started = time.perf_counter()
+    execution = shared_sandbox.execute(demo, INFINITE_CTE)
+    assert execution.outcome == "timeout"
+    assert BUDGET <= time.perf_counter() - started < BUDGET + 0.2
+
+
+def test_a_step_sqlite_cannot_interrupt_is_killed_and_a_fresh_child_goes_on(sandbox, demo, pristine):
+    first_child = sandbox.child_pid
+    started = time.perf_counter()
+    execution = sandbox.execute(demo, UNINTERRUPTIBLE)
+    assert execution.outcome == "timeout"
+    assert time.perf_counter() - started < BUDGET + TEST_LIMITS.kill_grace_seconds + 0.3
+    assert_still_serves(sandbox, demo)
+    assert sandbox.child_pid != first_child
+    assert sandbox.child_starts == 2
+    assert sha256_of(demo) == pristine
+
+
+def test_a_child_that_crashes_mid_query_fails_that_query_only(demo, pristine):
+    with Sandbox(Limits(query_seconds=5.0)) as sandbox:
+        threading.Timer(0.2, os.kill, (sandbox.child_pid, signal.SIGSEGV)).start()
+        execution = sandbox.execute(demo, INFINITE_CTE)
+        assert execution.outcome == "resource_limit"
+        assert "SQL engine" in execution.error
+        assert_still_serves(sandbox, demo)
+        assert sandbox.child_starts == 2
+    assert sha256_of(demo) == pristine
+
+
+def test_a_child_that_died_between_queries_is_replaced(sandbox, demo):
+    os.kill(sandbox.child_pid, signal.SIGKILL)
+    time.sleep(0.05)
+    assert_still_serves(sandbox, demo)
+
+
+def test_the_total_budget_ends_a_submission_but_not_the_gold(demo):
+    with Sandbox(Limits(query_seconds=0.2, total_seconds=0.5)) as sandbox:
+        outcomes = [sandbox.execute(demo, INFINITE_CTE) for _ in range(4)]
+        assert [e.outcome for e in outcomes] == ["timeout"] * 4
+        assert "total time budget" in outcomes[-1].error
+        assert sandbox.execute(demo, NORMAL).outcome == "timeout"
+        assert sandbox.execute(demo, NORMAL, budgeted=False).rows == ((6,),)
+        assert sandbox.spent_seconds == pytest.approx(0.5, abs=0.1)
+
+
+def test_rows_beyond_the_cap_are_a_resource_limit(demo):
+    with Sandbox(Limits(max_rows=5)) as sandbox:
+        assert sandbox.execute(demo, "SELECT * FROM clienti").outcome == "resource_limit"
+        assert sandbox.execute(demo, "SELECT * FROM clienti LIMIT 5").outcome == "ok"
+
+
+def test_a_result_too_large_for_the_pipe_is_a_resource_limit(demo):
+    with Sandbox(Limits(max_result_bytes=100_000)) as sandbox:
+        execution = sandbox.execute(demo, "SELECT hex(zeroblob(10000)) FROM ordini")
+        assert execution.outcome == "resource_limit"
+        assert "larger than" in execution.error
+
+
+def test_an_attach_leaves_no_file_behind(shared_sandbox, demo, tmp_path):
+    target = tmp_path / "altro.sqlite"
+    assert shared_sandbox.execute(demo, f"ATTACH DATABASE '{target}' AS altro").outcome == "runtime_error"
+    assert not target.exists()
+
+
+def test_the_database_is_a_private_copy_with_its_sha256(shared_sandbox, demo, pristine):
+    assert shared_sandbox.database_sha256(demo) == pristine
+
+
+def test_the_start_up_cost_is_reported(shared_sandbox):
+    assert 0 < shared_sandbox.startup_seconds < 5
+
+
+def test_the_child_ends_with_the_sandbox(demo):
+    with Sandbox(TEST_LIMITS) as sandbox:
+        pid = sandbox.child_pid
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+
+
+def test_it_must_be_entered_before_use(demo):
+    with pytest.raises(RuntimeError):
+        Sandbox().execute(demo, NORMAL)
