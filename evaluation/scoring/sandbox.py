@@ -49,7 +49,7 @@ from evaluation.scoring.dialect import install_functions
 
 Outcome: TypeAlias = Literal["ok", "syntax_error", "runtime_error", "timeout", "resource_limit"]
 
-_ERROR_CHARS = 300
+MAX_ERROR_CHARS = 300
 _PROGRESS_STEPS = 1000  # VM instructions between two looks at the clock
 _CHILD_START_SECONDS = 60.0
 # The child is a fresh interpreter, not a fork (no inherited threads, locks or memory) and not
@@ -377,7 +377,7 @@ def _authorize(
 
 
 def _failure(outcome: Outcome, message: str, started: float) -> tuple:
-    return (outcome, (), (), message[:_ERROR_CHARS], time.perf_counter() - started)
+    return (outcome, (), (), message[:MAX_ERROR_CHARS], time.perf_counter() - started)
 
 
 def _classify(exc: sqlite3.Error) -> tuple[Outcome, str]:

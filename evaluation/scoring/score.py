@@ -1,0 +1,192 @@
+"""Scoring one submission: every prediction against its gold query, in one sandbox.
+
+    report = score_predictions(questions=..., predictions=..., database_paths=...)
+    report.as_dict()    # the JSON the leaderboard and the scripts read
+    report.questions    # one QuestionScore per question, in the order given
+
+Nothing here describes a gold query or its rows: a question's error is its prediction's own, and a gold
+query that fails at scoring time excludes its question with a reason that names only the question id.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import sqlite3
+import urllib.parse
+from collections.abc import Mapping, MutableMapping, Sequence
+from contextlib import closing
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from evaluation.scoring.compare import order_key_query, results_match, results_match_strict, split_order_keys
+from evaluation.scoring.dialect import TranspileError, read_schema, to_sqlite
+from evaluation.scoring.metrics import EXCLUDED, Graded, Metrics, summarise
+from evaluation.scoring.sandbox import DEFAULT_LIMITS, MAX_ERROR_CHARS, Limits, Sandbox
+
+SCORER_VERSION = "1.0.0"
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class GoldQuestion:
+    question_id: str
+    db_id: str
+    hardness: str
+    sql_sqlite: str  # already transpiled to SQLite
+    valid: bool = True
+
+
+class QuestionScore(NamedTuple):
+    question_id: str
+    outcome: str  # one of metrics.OUTCOMES, or metrics.EXCLUDED
+    ea: bool
+    ea_strict: bool
+    error: str | None
+
+
+@dataclass(frozen=True)
+class GoldResult:
+    """The gold rows and, when the gold query has a top-level ORDER BY, one order key per row."""
+
+    rows: tuple[tuple, ...]
+    order_keys: tuple[tuple, ...] | None
+
+
+# (sha256 of the database file, question id, sha256 of the gold SQL) -> the gold result
+GoldCache = MutableMapping[tuple[str, str, str], GoldResult]
+
+
+@dataclass(frozen=True)
+class ScoreReport:
+    version: str
+    metrics: Metrics
+    questions: tuple[QuestionScore, ...]
+    scorer_version: str = SCORER_VERSION
+
+    def as_dict(self) -> dict[str, Any]:
+        metrics = self.metrics
+        return {
+            "version": self.version,
+            "scorer_version": self.scorer_version,
+            "overall": {
+                "ea": metrics.overall.ea,
+                "ea_strict": metrics.overall.ea_strict,
+                "ea_ci95": list(metrics.ea_ci95),
+                "n": metrics.overall.n,
+                "excluded": metrics.excluded,
+            },
+            "per_database": {db: accuracy.as_dict() for db, accuracy in metrics.per_database.items()},
+            "per_hardness": {level: accuracy.as_dict() for level, accuracy in metrics.per_hardness.items()},
+            "outcomes": dict(metrics.outcomes),
+        }
+
+
+def score_predictions(
+    *,
+    questions: Sequence[GoldQuestion],
+    predictions: Mapping[str, str],
+    database_paths: Mapping[str, Path],
+    dialect: str = "mysql",
+    limits: Limits = DEFAULT_LIMITS,
+    gold_cache: GoldCache | None = None,
+    benchmark_version: str = "",
+) -> ScoreReport:
+    """Score `predictions` (question id -> SQL written for `dialect`) on `questions`.
+
+    A question without a prediction, or with a blank one, is `not_submitted`; predictions for unknown
+    question ids are ignored. `gold_cache`, kept by the caller between submissions, saves running the gold
+    queries again. `benchmark_version` becomes the report's "version".
+    """
+    missing = sorted({q.db_id for q in questions if q.valid} - set(database_paths))
+    if missing:
+        raise ValueError(f"no database file for: {', '.join(missing)}")
+    schemas = {db_id: _schema(Path(path)) for db_id, path in database_paths.items()}
+    with Sandbox(limits) as sandbox:
+        scores = tuple(
+            _score_question(
+                question,
+                predictions.get(question.question_id),
+                sandbox=sandbox,
+                database=Path(database_paths[question.db_id]) if question.valid else None,
+                schema=schemas.get(question.db_id),
+                dialect=dialect,
+                gold_cache=gold_cache,
+            )
+            for question in questions
+        )
+    graded = [
+        Graded(question.db_id, question.hardness, score.outcome, score.ea, score.ea_strict)
+        for question, score in zip(questions, scores, strict=True)
+    ]
+    return ScoreReport(version=benchmark_version, metrics=summarise(graded), questions=scores)
+
+
+def _score_question(
+    question: GoldQuestion,
+    prediction: str | None,
+    *,
+    sandbox: Sandbox,
+    database: Path | None,
+    schema: Mapping[str, Mapping[str, str]] | None,
+    dialect: str,
+    gold_cache: GoldCache | None,
+) -> QuestionScore:
+    qid = question.question_id
+    if database is None:
+        return QuestionScore(qid, EXCLUDED, False, False, "the question is marked invalid")
+    gold = _gold_result(question, database, sandbox, gold_cache)
+    if gold is None:
+        logger.warning("the gold query of question %s failed at scoring time", qid)
+        return QuestionScore(
+            qid, EXCLUDED, False, False, f"the gold query of question {qid} failed at scoring time"
+        )
+    if prediction is None or not prediction.strip():
+        return QuestionScore(qid, "not_submitted", False, False, None)
+    try:
+        sql = to_sqlite(prediction, source=dialect, schema=schema)
+    except TranspileError as exc:
+        return QuestionScore(qid, "syntax_error", False, False, str(exc)[:MAX_ERROR_CHARS])
+    execution = sandbox.execute(database, sql)
+    if execution.outcome != "ok":
+        return QuestionScore(qid, execution.outcome, False, False, execution.error)
+    ea = results_match(gold.rows, execution.rows, gold_order_keys=gold.order_keys)
+    ea_strict = results_match_strict(gold.rows, execution.rows)
+    return QuestionScore(qid, "correct" if ea else "wrong_result", ea, ea_strict, None)
+
+
+def _gold_result(
+    question: GoldQuestion, database: Path, sandbox: Sandbox, gold_cache: GoldCache | None
+) -> GoldResult | None:
+    """Run the gold query, with its ORDER BY keys appended when it has one; None when it fails."""
+    key = (
+        sandbox.database_sha256(database),
+        question.question_id,
+        hashlib.sha256(question.sql_sqlite.encode()).hexdigest(),
+    )
+    if gold_cache is not None and key in gold_cache:
+        return gold_cache[key]
+    try:
+        keyed = order_key_query(question.sql_sqlite)
+    except ValueError:
+        return None
+    sql, n_keys = keyed if keyed is not None else (question.sql_sqlite, None)
+    execution = sandbox.execute(database, sql, budgeted=False)
+    if execution.outcome != "ok":
+        return None
+    if n_keys is None:
+        result = GoldResult(execution.rows, None)
+    else:
+        rows, keys = split_order_keys(execution.rows, n_keys)
+        result = GoldResult(tuple(rows), tuple(keys))
+    if gold_cache is not None:
+        gold_cache[key] = result
+    return result
+
+
+def _schema(path: Path) -> dict[str, dict[str, str]]:
+    uri = f"file:{urllib.parse.quote(str(path.resolve()))}?mode=ro"
+    with closing(sqlite3.connect(uri, uri=True)) as connection:
+        return read_schema(connection)
