@@ -1,0 +1,914 @@
+"""Queries written for MySQL, run on the SQLite copies with the meaning MySQL gives them.
+
+Gold queries (and most predictions) are written for MySQL/MariaDB, while scoring runs on SQLite copies of
+the databases built by `mysql_dump`. `to_sqlite` rewrites one query so that SQLite returns what MariaDB
+would, as far as the measurements on Termite showed it matters:
+
+- MySQL functions SQLite lacks: YEAR/MONTH/DAY/HOUR/... and EXTRACT become `STRFTIME`; DATEDIFF compares
+  date parts; TIMESTAMPDIFF, DATE_ADD/DATE_SUB/`± INTERVAL`, TRUNCATE and CONCAT_WS call functions that
+  `install_functions` registers; CURDATE/NOW use local time; LEFT/RIGHT/MID become SUBSTR.
+- Types, when a schema is given (`read_schema`): a text column compared with a number is compared as a
+  number; a string compared with a DATE/DATETIME/TIME column is read as MySQL reads it ('2020-5-1' is
+  2020-05-01); `/` and AVG of exact numbers are rounded to 4 more decimals (`div_precision_increment`).
+- String comparison ignores case: text columns of the copies are `COLLATE NOCASE`; a string literal
+  compared with an expression gets `COLLATE NOCASE` here.
+- A quoted string used as a table name (`FROM 'vendite'`) is rejected, as MySQL rejects it.
+
+Not emulated: ENUM comparisons by index, accent-insensitive equality, trailing-space-insensitive equality.
+"""
+
+from __future__ import annotations
+
+import calendar
+import datetime as dt
+import functools
+import re
+import sqlite3
+from bisect import bisect_right
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from decimal import ROUND_DOWN, ROUND_HALF_UP, Decimal, InvalidOperation
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.dialects.sqlite import SQLite
+from sqlglot.errors import ErrorLevel, ParseError, SqlglotError, TokenError
+from sqlglot.optimizer.scope import Scope, traverse_scope
+
+SOURCES = ("mysql", "sqlite")
+
+# MySQL's div_precision_increment: `/` and AVG of exact numbers get this many more decimals.
+DIV_PRECISION_INCREMENT = 4
+
+
+class TranspileError(ValueError):
+    """The query cannot be turned into SQLite; the message says why, about the query given."""
+
+
+def _check_source(source: str) -> str:
+    if source not in SOURCES:
+        raise ValueError(f"unknown SQL dialect {source!r}; expected one of {', '.join(SOURCES)}")
+    return source
+
+
+# --- Splitting a text into statements ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Statement:
+    number: int  # 1-based among the non-empty statements of the text
+    line: int  # 1-based line of its first character
+    text: str  # without the terminating semicolon and surrounding blanks or comments
+
+
+def split_statements(sql: str, *, source: str = "mysql") -> list[Statement]:
+    """Split at the semicolons that end statements, not those inside strings, identifiers or comments.
+
+    MySQL reads backslash escapes in strings and `#` comments, and `--` starts a comment only before a
+    blank; SQLite has none of that. An unterminated string or comment runs to the end of the text, so the
+    parser of the last statement reports it. Statements holding only comments are dropped.
+    """
+    mysql = _check_source(source) == "mysql"
+    line_starts = [0, *(match.end() for match in re.finditer("\n", sql))]
+    spans: list[tuple[int, int]] = []
+    start = end = -1
+    i = 0
+    while i < len(sql):
+        after_comment = _comment_end(sql, i, mysql=mysql)
+        if after_comment:
+            i = after_comment
+            continue
+        char = sql[i]
+        if char == ";":
+            if start >= 0:
+                spans.append((start, end))
+            start = -1
+            i += 1
+            continue
+        if char.isspace():
+            i += 1
+            continue
+        following = _quoted_end(sql, i, mysql=mysql) if char in "'\"`" else i + 1
+        if start < 0:
+            start = i
+        end = i = following
+    if start >= 0:
+        spans.append((start, end))
+    return [
+        Statement(number, bisect_right(line_starts, begin), sql[begin:finish])
+        for number, (begin, finish) in enumerate(spans, start=1)
+    ]
+
+
+def _comment_end(sql: str, i: int, *, mysql: bool) -> int:
+    """Where the comment starting at `i` ends (0 when none starts there)."""
+    if sql.startswith("/*", i):
+        close = sql.find("*/", i + 2)
+        return len(sql) if close < 0 else close + 2
+    line_comment = sql.startswith("--", i) and (not mysql or i + 2 == len(sql) or sql[i + 2].isspace())
+    if line_comment or (mysql and sql[i] == "#"):
+        newline = sql.find("\n", i)
+        return len(sql) if newline < 0 else newline + 1
+    return 0
+
+
+def _quoted_end(sql: str, i: int, *, mysql: bool) -> int:
+    """The index after the quote closing the one at `i`: a doubled quote or (MySQL) a backslash escapes."""
+    quote = sql[i]
+    j = i + 1
+    while j < len(sql):
+        char = sql[j]
+        if (char == "\\" and mysql and quote != "`") or (char == quote and sql.startswith(quote, j + 1)):
+            j += 2
+        elif char == quote:
+            return j + 1
+        else:
+            j += 1
+    return len(sql)
+
+
+# --- Types ------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SqlType:
+    """What a value is for MySQL's comparison and arithmetic rules.
+
+    kind is "text", "date", "datetime", "time", "exact" (integers and DECIMAL, with `scale` decimals)
+    or "float" (FLOAT, DOUBLE).
+    """
+
+    kind: str
+    scale: int = 0
+
+    @property
+    def is_number(self) -> bool:
+        return self.kind in ("exact", "float")
+
+    @property
+    def is_temporal(self) -> bool:
+        return self.kind in TEMPORAL_KINDS
+
+
+TEMPORAL_KINDS = ("date", "datetime", "time")
+_TEXT = SqlType("text")
+_FLOAT = SqlType("float")
+_INTEGER = SqlType("exact")
+_DECLARED_KINDS = {
+    "DATE": "date",
+    "DATETIME": "datetime",
+    "TIMESTAMP": "datetime",
+    "TIME": "time",
+    "FLOAT": "float",
+    "DOUBLE": "float",
+    "REAL": "float",
+    "DECIMAL": "exact",
+    "NUMERIC": "exact",
+    "DEC": "exact",
+    "FIXED": "exact",
+    "ENUM": "text",
+    "SET": "text",
+    "JSON": "text",
+}
+
+
+def type_of_declared(declared: str) -> SqlType | None:
+    """The type of a column declared as `declared` (MySQL or SQLite spelling), None when unknown."""
+    match = re.match(r"\s*(\w+)[^(]*(?:\((\s*\d+)?\s*(?:,\s*(\d+))?)?", declared)
+    if match is None:
+        return None
+    base = match.group(1).upper()
+    kind = _DECLARED_KINDS.get(base)
+    if kind == "exact":
+        return SqlType("exact", int(match.group(3) or 0))
+    if kind is not None:
+        return SqlType(kind)
+    if "INT" in base or base in ("BOOL", "BOOLEAN", "BIT", "YEAR", "SERIAL", "SIGNED", "UNSIGNED"):
+        return _INTEGER
+    if "CHAR" in base or "TEXT" in base or "CLOB" in base:
+        return _TEXT
+    return None
+
+
+# --- MySQL's reading of dates and times ------------------------------------------------------------------
+
+# Any punctuation may separate the parts of a MySQL date or time.
+_DATETIME_RE = re.compile(
+    r"(\d{1,4})[^\w\s](\d{1,2})[^\w\s](\d{1,2})"
+    r"(?:(?:\s+|T)(\d{1,2})[^\w\s](\d{1,2})(?:[^\w\s](\d{1,2}))?(?:\.(\d{1,6})\d*)?)?"
+)
+_COMPACT_DATETIME_RE = re.compile(r"(\d{4})(\d{2})(\d{2})(?:(\d{2})(\d{2})(\d{2}))?")
+_TIME_RE = re.compile(r"(-)?(\d{1,3}):(\d{1,2})(?::(\d{1,2}))?(?:\.\d*)?")
+_COMPACT_TIME_RE = re.compile(r"(-)?(\d{1,7})(?:\.\d*)?")
+_MAX_TIME_HOURS = 838
+
+
+@dataclass(frozen=True)
+class _Moment:
+    """A date with a time of day as MySQL reads it; zero months and days are allowed, as MySQL does."""
+
+    year: int
+    month: int
+    day: int
+    hour: int = 0
+    minute: int = 0
+    second: int = 0
+    microsecond: int = 0
+    timed: bool = False  # a time of day was written
+
+    @property
+    def date_text(self) -> str:
+        return f"{self.year:04d}-{self.month:02d}-{self.day:02d}"
+
+    @property
+    def time_text(self) -> str:
+        return f"{self.hour:02d}:{self.minute:02d}:{self.second:02d}"
+
+    @property
+    def datetime_text(self) -> str:
+        return f"{self.date_text} {self.time_text}"
+
+    @property
+    def has_time_of_day(self) -> bool:
+        return (self.hour, self.minute, self.second, self.microsecond) != (0, 0, 0, 0)
+
+    def to_datetime(self) -> dt.datetime | None:
+        """None for what Python cannot hold: zero dates and months, year 0."""
+        try:
+            return dt.datetime(
+                self.year, self.month, self.day, self.hour, self.minute, self.second, self.microsecond
+            )
+        except ValueError:
+            return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _read_moment(text: str) -> _Moment | None:
+    """Read a MySQL date or datetime string ('2020-6-13', '2020-06-13 1:5', '20200613'), None if invalid."""
+    text = text.strip()
+    match = _DATETIME_RE.fullmatch(text) or _COMPACT_DATETIME_RE.fullmatch(text)
+    if match is None:
+        return None
+    year_text, month, day, hour, minute, second = match.groups()[:6]
+    fraction = match.group(7) if match.re is _DATETIME_RE else None
+    year = int(year_text)
+    if len(year_text) <= 2:
+        year += 2000 if year < 70 else 1900
+    moment = _Moment(
+        year,
+        int(month),
+        int(day),
+        int(hour or 0),
+        int(minute or 0),
+        int(second or 0),
+        int((fraction or "0").ljust(6, "0")),
+        timed=hour is not None,
+    )
+    return moment if _is_valid(moment) else None
+
+
+def _is_valid(moment: _Moment) -> bool:
+    if not (moment.month <= 12 and moment.hour < 24 and moment.minute < 60 and moment.second < 60):
+        return False
+    if moment.month == 0 or moment.day == 0:
+        return moment.day <= 31
+    leap = calendar.isleap(moment.year)
+    days = 29 if moment.month == 2 and leap else calendar.mdays[moment.month]
+    return moment.day <= days
+
+
+def _read_time(text: str) -> str | None:
+    """A MySQL TIME value as stored: '10:00' -> '10:00:00', '1:5:3' -> '01:05:03', '130' -> '00:01:30'.
+
+    A datetime gives its time of day.
+    """
+    text = text.strip()
+    if match := _TIME_RE.fullmatch(text):
+        sign, hours, minutes = match.group(1) or "", int(match.group(2)), int(match.group(3))
+        seconds = int(match.group(4) or 0)
+    elif (moment := _read_moment(text)) is not None and moment.timed:
+        return moment.time_text
+    elif match := _COMPACT_TIME_RE.fullmatch(text):
+        sign, digits = match.group(1) or "", match.group(2).rjust(6, "0")
+        hours, minutes, seconds = int(digits[:-4]), int(digits[-4:-2]), int(digits[-2:])
+    else:
+        return None
+    if minutes > 59 or seconds > 59 or hours > _MAX_TIME_HOURS:
+        return None
+    return f"{sign}{hours:02d}:{minutes:02d}:{seconds:02d}"
+
+
+def normalise_temporal(value: str, kind: str) -> str | None:
+    """The text MySQL stores for `value` in a column of kind "date", "datetime" or "time".
+
+    Returns None when MySQL would reject the value. A DATE keeps only the date of a datetime; a DATETIME
+    gets midnight when no time is given; fractions of seconds are dropped, as MariaDB's DATETIME does.
+    """
+    if kind == "time":
+        return _read_time(value)
+    moment = _read_moment(value)
+    if moment is None:
+        return None
+    return moment.date_text if kind == "date" else moment.datetime_text
+
+
+def _comparable_temporal(value: str, kind: str) -> str | None:
+    """The string a column of `kind` must be compared with, in text, to get MySQL's temporal comparison.
+
+    A DATE column compared with a datetime that is not midnight compares as a datetime: keeping the time
+    in the literal gives the same order ('2020-05-01' < '2020-05-01 10:00:00').
+    """
+    if kind == "date":
+        moment = _read_moment(value)
+        if moment is None:
+            return None
+        return moment.datetime_text if moment.has_time_of_day else moment.date_text
+    return normalise_temporal(value, kind)
+
+
+# --- SQLite functions the generated SQL relies on --------------------------------------------------------
+
+_MONTHS_PER_UNIT = {"MONTH": 1, "QUARTER": 3, "YEAR": 12}
+_MICROSECONDS_PER_UNIT = {
+    "MICROSECOND": 1,
+    "SECOND": 1_000_000,
+    "MINUTE": 60_000_000,
+    "HOUR": 3_600_000_000,
+    "DAY": 86_400_000_000,
+    "WEEK": 604_800_000_000,
+}
+
+
+def _as_datetime(value: object) -> dt.datetime | None:
+    # bool is an int: keep TRUE from reading as a date.
+    if isinstance(value, int | str) and not isinstance(value, bool):
+        moment = _read_moment(str(value))
+        return moment.to_datetime() if moment else None
+    return None
+
+
+def _timestampdiff(unit: str, start: object, end: object) -> int | None:
+    """MySQL TIMESTAMPDIFF: whole units from start to end; a month is complete on the same day and time."""
+    begin, finish = _as_datetime(start), _as_datetime(end)
+    if begin is None or finish is None or not isinstance(unit, str):
+        return None
+    sign = 1
+    if finish < begin:
+        begin, finish, sign = finish, begin, -1
+    unit = unit.upper()
+    if unit in _MONTHS_PER_UNIT:
+        months = (finish.year - begin.year) * 12 + finish.month - begin.month
+        if (finish.day, finish.time()) < (begin.day, begin.time()):
+            months -= 1
+        return sign * (months // _MONTHS_PER_UNIT[unit])
+    if unit in _MICROSECONDS_PER_UNIT:
+        return sign * ((finish - begin) // dt.timedelta(microseconds=_MICROSECONDS_PER_UNIT[unit]))
+    return None
+
+
+def _date_add(value: object, amount: object, unit: str) -> str | None:
+    """MySQL DATE_ADD: adding months keeps the day when it exists, else takes the last day of the month."""
+    start = _as_datetime(value)
+    try:
+        count = int(Decimal(str(amount)).to_integral_value(ROUND_HALF_UP))
+    except (InvalidOperation, ValueError):
+        return None
+    if start is None or not isinstance(unit, str):
+        return None
+    unit = unit.upper()
+    try:
+        if unit in _MONTHS_PER_UNIT:
+            month_index = start.year * 12 + start.month - 1 + count * _MONTHS_PER_UNIT[unit]
+            year, month = divmod(month_index, 12)
+            day = min(start.day, calendar.monthrange(year, month + 1)[1])
+            result = start.replace(year=year, month=month + 1, day=day)
+        elif unit in _MICROSECONDS_PER_UNIT:
+            result = start + dt.timedelta(microseconds=count * _MICROSECONDS_PER_UNIT[unit])
+        else:
+            return None
+    except (ValueError, OverflowError):
+        return None
+    moment = _read_moment(str(value))
+    date_only = moment is not None and not moment.timed and unit in ("DAY", "WEEK", *_MONTHS_PER_UNIT)
+    return result.strftime("%Y-%m-%d") if date_only else result.strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _truncate(value: object, decimals: object) -> int | float | None:
+    """MySQL TRUNCATE(x, d): cut (not round) to d decimals, d may be negative."""
+    if not isinstance(value, int | float) or not isinstance(decimals, int):
+        return None
+    cut = Decimal(repr(value)).quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_DOWN)
+    return int(cut) if isinstance(value, int) else float(cut)
+
+
+def _concat_ws(separator: object, *parts: object) -> str | None:
+    """MySQL CONCAT_WS: NULL parts are skipped, a NULL separator gives NULL."""
+    if separator is None:
+        return None
+    return str(separator).join(_mysql_text(part) for part in parts if part is not None)
+
+
+def _mysql_text(value: object) -> str:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    return str(value)
+
+
+_FUNCTIONS = (
+    ("mysql_timestampdiff", 3, _timestampdiff),
+    ("mysql_date_add", 3, _date_add),
+    ("mysql_truncate", 2, _truncate),
+    ("mysql_concat_ws", -1, _concat_ws),
+)
+
+
+def install_functions(conn: sqlite3.Connection) -> None:
+    """Register the functions SQL from `to_sqlite` may call. Cheap: call it on every connection."""
+    for name, arity, function in _FUNCTIONS:
+        conn.create_function(name, arity, function, deterministic=True)
+
+
+def read_schema(conn: sqlite3.Connection) -> dict[str, dict[str, str]]:
+    """Table -> column -> declared type of a SQLite database, as `to_sqlite(schema=...)` takes it."""
+    tables = [
+        row[0]
+        for row in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%'"
+        )
+    ]
+    return {
+        table: dict(conn.execute("SELECT name, type FROM pragma_table_info(?)", (table,)).fetchall())
+        for table in tables
+    }
+
+
+# --- The SQLite generator for MySQL functions ------------------------------------------------------------
+
+
+# MySQL date parts as SQLite computes them; `{}` is the date.
+_DATE_PARTS = {
+    "YEAR": "CAST(STRFTIME('%Y', {}) AS INTEGER)",
+    "MONTH": "CAST(STRFTIME('%m', {}) AS INTEGER)",
+    "DAY": "CAST(STRFTIME('%d', {}) AS INTEGER)",
+    "HOUR": "CAST(STRFTIME('%H', {}) AS INTEGER)",
+    "MINUTE": "CAST(STRFTIME('%M', {}) AS INTEGER)",
+    "SECOND": "CAST(STRFTIME('%S', {}) AS INTEGER)",
+    "DAYOFYEAR": "CAST(STRFTIME('%j', {}) AS INTEGER)",
+    "DAYOFWEEK": "(CAST(STRFTIME('%w', {}) AS INTEGER) + 1)",
+    "WEEKDAY": "((CAST(STRFTIME('%w', {}) AS INTEGER) + 6) % 7)",
+    "QUARTER": "((CAST(STRFTIME('%m', {}) AS INTEGER) + 2) / 3)",
+}
+_DATE_PART_NODES = {
+    exp.Year: "YEAR",
+    exp.Month: "MONTH",
+    exp.Day: "DAY",
+    exp.DayOfMonth: "DAY",
+    exp.Hour: "HOUR",
+    exp.Minute: "MINUTE",
+    exp.Second: "SECOND",
+    exp.DayOfYear: "DAYOFYEAR",
+    exp.DayOfWeek: "DAYOFWEEK",
+    exp.Quarter: "QUARTER",
+}
+_NOW = "DATETIME('now', 'localtime')"
+
+
+def _unit(node: exp.Expression, key: str = "unit") -> str:
+    return node.text(key).upper().removeprefix("SQL_TSI_")
+
+
+def _date_part_sql(part: str) -> Callable[[SQLite.Generator, exp.Expression], str]:
+    def generate(self: SQLite.Generator, node: exp.Expression) -> str:
+        return _DATE_PARTS[part].format(self.sql(node, "this"))
+
+    return generate
+
+
+class MySQLOnSQLite(SQLite):
+    """SQLite, generating MySQL's date functions and operators with MySQL's meaning."""
+
+    class Generator(SQLite.Generator):
+        TRANSFORMS = {
+            **SQLite.Generator.TRANSFORMS,
+            **{node: _date_part_sql(part) for node, part in _DATE_PART_NODES.items()},
+            exp.CurrentDate: lambda self, e: "DATE('now', 'localtime')",
+            exp.CurrentTimestamp: lambda self, e: _NOW,
+            exp.CurrentTime: lambda self, e: "TIME('now', 'localtime')",
+            exp.DateDiff: lambda self, e: (
+                f"CAST(JULIANDAY(DATE({self.sql(e, 'this')})) - JULIANDAY(DATE({self.sql(e, 'expression')}))"
+                " AS INTEGER)"
+            ),
+            exp.TimestampDiff: lambda self, e: (
+                f"MYSQL_TIMESTAMPDIFF('{_unit(e)}', {self.sql(e, 'expression')}, {self.sql(e, 'this')})"
+            ),
+            exp.DateAdd: lambda self, e: self.date_add(e.this, e.expression, _unit(e)),
+            exp.DateSub: lambda self, e: self.date_add(e.this, exp.Neg(this=e.expression), _unit(e)),
+            exp.LastDay: lambda self, e: (
+                f"DATE({self.sql(e, 'this')}, 'start of month', '+1 month', '-1 day')"
+            ),
+            exp.Left: lambda self, e: f"SUBSTR({self.sql(e, 'this')}, 1, {self.sql(e, 'expression')})",
+            exp.Right: lambda self, e: (
+                f"SUBSTR({self.sql(e, 'this')}, -({self.sql(e, 'expression')}), {self.sql(e, 'expression')})"
+            ),
+            exp.Trunc: lambda self, e: (
+                f"MYSQL_TRUNCATE({self.sql(e, 'this')}, {self.sql(e, 'decimals') or 0})"
+            ),
+            exp.ConcatWs: lambda self, e: self.func("MYSQL_CONCAT_WS", *e.expressions),
+            exp.Xor: lambda self, e: (
+                f"((({self.sql(e, 'this')}) <> 0) <> (({self.sql(e, 'expression')}) <> 0))"
+            ),
+        }
+
+        def date_add(self, value: exp.Expression, amount: exp.Expression, unit: str) -> str:
+            if unit not in _MONTHS_PER_UNIT and unit not in _MICROSECONDS_PER_UNIT:
+                raise TranspileError(f"the interval unit {unit} is not supported")
+            return f"MYSQL_DATE_ADD({self.sql(value)}, {self.sql(amount)}, '{unit}')"
+
+        def extract_sql(self, expression: exp.Extract) -> str:
+            unit = _unit(expression, "this")
+            if unit not in _DATE_PARTS:
+                raise TranspileError(f"EXTRACT({unit} FROM ...) is not supported")
+            return _DATE_PARTS[unit].format(self.sql(expression, "expression"))
+
+        def add_sql(self, expression: exp.Add) -> str:
+            interval, value = _interval_operands(expression)
+            if interval is None:
+                return super().add_sql(expression)
+            return self.date_add(value, interval.this, _unit(interval))
+
+        def sub_sql(self, expression: exp.Sub) -> str:
+            interval = expression.expression
+            if not isinstance(interval, exp.Interval):
+                return super().sub_sql(expression)
+            return self.date_add(expression.this, exp.Neg(this=interval.this), _unit(interval))
+
+        def anonymous_sql(self, expression: exp.Anonymous) -> str:
+            name = expression.name.upper()
+            arguments = [self.sql(argument) for argument in expression.expressions]
+            if name in ("NOW", "SYSDATE", "LOCALTIME", "LOCALTIMESTAMP") and not arguments:
+                return _NOW
+            if name == "WEEKDAY" and len(arguments) == 1:
+                return _DATE_PARTS[name].format(arguments[0])
+            if name == "MID" and len(arguments) in (2, 3):
+                return f"SUBSTR({', '.join(arguments)})"
+            return super().anonymous_sql(expression)
+
+
+def _interval_operands(node: exp.Add) -> tuple[exp.Interval | None, exp.Expression]:
+    if isinstance(node.expression, exp.Interval):
+        return node.expression, node.this
+    if isinstance(node.this, exp.Interval):
+        return node.this, node.expression
+    return None, node.this
+
+
+# --- Resolving columns and typing expressions -----------------------------------------------------------
+
+TypeMap = Mapping[str, Mapping[str, SqlType | None]]
+
+
+@dataclass(frozen=True)
+class _Found:
+    """A column reference that names something in reach; its type when known."""
+
+    type: SqlType | None
+
+
+class ColumnResolver:
+    """What column references name, and the MySQL types of expressions.
+
+    `tables` is table -> column -> type (None when unknown), all names in lower case.
+    """
+
+    def __init__(self, tables: TypeMap) -> None:
+        self._tables = tables
+        self._resolving: set[int] = set()
+
+    def column(self, column: exp.Column, scope: Scope) -> _Found | None:
+        """What `column` names in `scope` (or an enclosing one, for correlated subqueries); None if nothing."""
+        if id(column) in self._resolving:
+            return None
+        self._resolving.add(id(column))
+        try:
+            return self._lookup(column, scope)
+        finally:
+            self._resolving.discard(id(column))
+
+    def _lookup(self, column: exp.Column, scope: Scope) -> _Found | None:
+        name = column.name.lower()
+        current: Scope | None = scope
+        while current is not None:
+            sources = scope_sources(current)
+            if column.table:
+                source = sources.get(column.table.lower())
+                if source is not None:
+                    return self._in_source(source, name)
+            else:
+                found = [hit for source in sources.values() if (hit := self._in_source(source, name))]
+                if found:
+                    return found[0] if len(found) == 1 else _Found(None)
+                alias = _alias_named(current, name, column) if current is scope else None
+                if alias is not None:
+                    return _Found(self.type_of(alias, current))
+            current = current.parent
+        return None
+
+    def _in_source(self, source: exp.Expression | Scope, name: str) -> _Found | None:
+        if isinstance(source, exp.Table):
+            columns = self._tables.get(source.name.lower())
+            return _Found(columns[name]) if columns is not None and name in columns else None
+        if isinstance(source, Scope):
+            arm = source
+            while arm.set_operation_scopes:  # a UNION's columns are named by its first SELECT
+                arm = arm.set_operation_scopes[0]
+            if any(projection.is_star for projection in arm.expression.selects):
+                return _Found(None)
+            output = _output_named(arm, name)
+            return None if output is None else _Found(self.type_of(output, arm))
+        return None
+
+    def type_of(self, node: exp.Expression, scope: Scope) -> SqlType | None:
+        """The MySQL type of an expression, None when it cannot be told."""
+        if isinstance(node, exp.Column):
+            found = self.column(node, scope)
+            return found.type if found else None
+        if isinstance(node, exp.Literal):
+            return _literal_type(node)
+        if isinstance(node, exp.Paren | exp.Neg | exp.Abs | exp.Min | exp.Max):
+            return self.type_of(node.this, scope)
+        if isinstance(node, exp.Add | exp.Sub | exp.Mul | exp.Div | exp.Mod):
+            return _arithmetic_type(
+                node, self.type_of(node.this, scope), self.type_of(node.expression, scope)
+            )
+        if isinstance(node, exp.Sum | exp.Avg):
+            return _aggregate_type(node, self.type_of(node.this, scope))
+        if isinstance(node, exp.Round):
+            operand = self.type_of(node.this, scope)
+            decimals = node.args.get("decimals")
+            scale = int(decimals.name) if isinstance(decimals, exp.Literal) and decimals.is_int else 0
+            return SqlType("exact", max(scale, 0)) if operand and operand.kind == "exact" else operand
+        if isinstance(node, exp.Cast):
+            return type_of_declared(node.to.sql(dialect="mysql"))
+        return next((_FIXED_TYPES[cls] for cls in type(node).__mro__ if cls in _FIXED_TYPES), None)
+
+
+def scope_sources(scope: Scope) -> dict[str, exp.Expression | Scope]:
+    """The tables and subqueries a scope selects from, by lower-case alias (or name)."""
+    return {name.lower(): source for name, (_, source) in scope.selected_sources.items()}
+
+
+def _output_named(scope: Scope, name: str) -> exp.Expression | None:
+    """The output expression of `scope` whose name (alias or column name) is `name`."""
+    for projection in scope.expression.selects:
+        if projection.alias_or_name.lower() == name:
+            return projection.unalias()
+    return None
+
+
+def _alias_named(scope: Scope, name: str, column: exp.Column) -> exp.Expression | None:
+    """The expression an output alias `name` stands for, unless `column` is part of it."""
+    for projection in scope.expression.selects:
+        if isinstance(projection, exp.Alias) and projection.alias.lower() == name:
+            return None if column.find_ancestor(exp.Alias) is projection else projection.this
+    return None
+
+
+def _literal_type(node: exp.Literal) -> SqlType:
+    if node.is_string:
+        return _TEXT
+    text = node.name.lower()
+    return _FLOAT if "e" in text else SqlType("exact", len(text.partition(".")[2]))
+
+
+def _arithmetic_type(node: exp.Expression, left: SqlType | None, right: SqlType | None) -> SqlType | None:
+    if left is None or right is None:
+        return None
+    if left.kind != "exact" or right.kind != "exact":
+        # MySQL turns strings and temporal values into floating point for arithmetic.
+        return _FLOAT
+    if isinstance(node, exp.Div):
+        return SqlType("exact", left.scale + DIV_PRECISION_INCREMENT)
+    if isinstance(node, exp.Mul):
+        return SqlType("exact", left.scale + right.scale)
+    return SqlType("exact", max(left.scale, right.scale))
+
+
+def _aggregate_type(node: exp.Expression, operand: SqlType | None) -> SqlType | None:
+    if operand is None:
+        return None
+    if operand.kind != "exact":
+        return _FLOAT
+    extra = DIV_PRECISION_INCREMENT if isinstance(node, exp.Avg) else 0
+    return SqlType("exact", operand.scale + extra)
+
+
+_FIXED_TYPES: dict[type, SqlType] = {
+    **dict.fromkeys(
+        (
+            *_DATE_PART_NODES,
+            exp.Count,
+            exp.DateDiff,
+            exp.TimestampDiff,
+            exp.Length,
+            exp.Ceil,
+            exp.Floor,
+            exp.IntDiv,
+            exp.Boolean,
+            exp.Extract,
+            exp.Predicate,
+        ),
+        _INTEGER,
+    ),
+    **dict.fromkeys(
+        (exp.Concat, exp.ConcatWs, exp.Upper, exp.Lower, exp.Substring, exp.Trim, exp.GroupConcat), _TEXT
+    ),
+    exp.TsOrDsToDate: SqlType("date"),
+    exp.CurrentDate: SqlType("date"),
+    exp.CurrentTimestamp: SqlType("datetime"),
+}
+
+
+# --- MySQL semantics as rewrites of the syntax tree -----------------------------------------------------
+
+_COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ)
+
+
+def _wrap(node: exp.Expression, make: type[exp.Expression], **args: object) -> None:
+    """Put `node` inside a new `make(this=node, **args)` where it stands, keeping the node object itself."""
+    placeholder = exp.Placeholder()
+    node.replace(placeholder)
+    placeholder.replace(make(this=node, **args))
+
+
+class _Rewriter:
+    """Plans every change on the untouched tree first (types need it), then applies them."""
+
+    def __init__(self, resolver: ColumnResolver) -> None:
+        self._resolver = resolver
+        self._casts: list[exp.Expression] = []
+        self._collations: list[exp.Expression] = []
+        self._roundings: list[tuple[exp.Expression, int]] = []
+        self._literals: list[tuple[exp.Literal, str]] = []
+
+    def plan(self, tree: exp.Expression) -> None:
+        for scope in traverse_scope(tree):
+            for node in scope.walk():
+                if isinstance(node, _COMPARISONS):
+                    self._plan_comparison(scope, node.this, [node.expression], symmetric=True)
+                elif isinstance(node, exp.In) and node.expressions:
+                    self._plan_comparison(scope, node.this, node.expressions, symmetric=False)
+                elif isinstance(node, exp.Between):
+                    self._plan_comparison(
+                        scope, node.this, [node.args["low"], node.args["high"]], symmetric=False
+                    )
+                elif isinstance(node, exp.Div | exp.Avg):
+                    self._plan_rounding(scope, node)
+
+    def apply(self) -> None:
+        for literal, text in self._literals:
+            literal.replace(exp.Literal.string(text))
+        for node in self._casts:
+            _wrap(node, exp.Cast, to=exp.DataType.build("REAL"))
+        for node in self._collations:
+            _wrap(node, exp.Collate, expression=exp.Var(this="NOCASE"))
+        for node, scale in self._roundings:
+            _wrap(node, exp.Round, decimals=exp.Literal.number(scale))
+
+    def _plan_comparison(
+        self, scope: Scope, left: exp.Expression, others: list[exp.Expression], *, symmetric: bool
+    ) -> None:
+        left_type = self._resolver.type_of(left, scope)
+        other_types = [self._resolver.type_of(other, scope) for other in others]
+        # MySQL compares a string with a number as numbers; SQLite would compare them as text.
+        if _is_text(left_type) and all(t is not None and t.is_number for t in other_types):
+            self._casts.append(left)
+            return
+        if symmetric and _is_text(other_types[0]) and left_type is not None and left_type.is_number:
+            self._casts.append(others[0])
+            return
+        self._plan_temporal_literals(left_type, others)
+        if symmetric and other_types[0] is not None and other_types[0].is_temporal:
+            self._plan_temporal_literals(other_types[0], [left])
+        strings = [node for node in (left, *others) if isinstance(node, exp.Literal) and node.is_string]
+        # Text columns carry COLLATE NOCASE; other text expressions need it to compare as MySQL does.
+        if strings and not isinstance(left, exp.Column) and (left_type is None or left_type.kind == "text"):
+            self._collations.append(left)
+
+    def _plan_temporal_literals(self, column_type: SqlType | None, others: list[exp.Expression]) -> None:
+        if column_type is None or not column_type.is_temporal:
+            return
+        for other in others:
+            if isinstance(other, exp.Literal) and other.is_string:
+                text = _comparable_temporal(other.name, column_type.kind)
+                if text is not None and text != other.name:
+                    self._literals.append((other, text))
+
+    def _plan_rounding(self, scope: Scope, node: exp.Div | exp.Avg) -> None:
+        # Exact only when the operands are: MySQL then rounds to their scale + div_precision_increment.
+        result = self._resolver.type_of(node, scope)
+        if result is not None and result.kind == "exact":
+            self._roundings.append((node, result.scale))
+
+
+def _is_text(sql_type: SqlType | None) -> bool:
+    return sql_type is not None and sql_type.kind == "text"
+
+
+_DATE_ARGUMENT_NODES = (
+    *_DATE_PART_NODES,
+    exp.DateDiff,
+    exp.TimestampDiff,
+    exp.DateAdd,
+    exp.DateSub,
+    exp.LastDay,
+    exp.TsOrDsToDate,
+)
+
+
+def _normalise_date_arguments(tree: exp.Expression) -> None:
+    """'2020-6-1' as an argument of a date function means 2020-06-01 to MySQL; SQLite needs it spelled so."""
+    for node in tree.find_all(*_DATE_ARGUMENT_NODES):
+        for argument in node.iter_expressions():
+            if isinstance(argument, exp.Literal) and argument.is_string:
+                moment = _read_moment(argument.name)
+                if moment is not None:
+                    text = moment.datetime_text if moment.has_time_of_day else moment.date_text
+                    argument.replace(exp.Literal.string(text))
+
+
+def _reject_quoted_table_names(tree: exp.Expression, text: str) -> None:
+    for table in tree.find_all(exp.Table):
+        start = table.this.meta.get("start") if isinstance(table.this, exp.Identifier) else None
+        if start is not None and text[start] in "'\"":
+            line = text.count("\n", 0, start) + 1
+            raise TranspileError(
+                f"line {line}: a quoted string is used as a table name; MySQL rejects it "
+                "(quote names with backticks)"
+            )
+
+
+# --- Public entry points ---------------------------------------------------------------------------------
+
+
+def _single_statement(sql: str, source: str) -> Statement:
+    statements = split_statements(sql, source=source)
+    if not statements:
+        raise TranspileError("the query is empty")
+    if len(statements) > 1:
+        raise TranspileError(f"more than one statement ({len(statements)} found); send a single query")
+    return statements[0]
+
+
+def parse_one(sql: str, *, source: str = "mysql") -> tuple[exp.Expression, str]:
+    """Parse exactly one statement: its syntax tree and its text (without the final semicolon)."""
+    statement = _single_statement(sql, source)
+    try:
+        tree = sqlglot.parse_one(statement.text, read=source)
+    except ParseError as error:
+        detail = error.errors[0] if error.errors else {}
+        line = statement.line + (detail.get("line") or 1) - 1
+        description = detail.get("description") or "syntax error"
+        raise TranspileError(f"cannot parse the query as {source}: {description} (line {line})") from None
+    except (TokenError, SqlglotError) as error:
+        raise TranspileError(f"cannot parse the query as {source}: {_first_line(error)}") from None
+    return tree, statement.text
+
+
+def _first_line(error: Exception) -> str:
+    return str(error).splitlines()[0] if str(error) else type(error).__name__
+
+
+def to_sqlite(
+    sql: str, *, source: str = "mysql", schema: Mapping[str, Mapping[str, str]] | None = None
+) -> str:
+    """One query, written for `source` ("mysql" or "sqlite"), as SQLite that keeps MySQL's meaning.
+
+    `schema` is table -> column -> declared type (see `read_schema`); without it, the rules that depend on
+    column types are skipped. A "sqlite" query is only checked to be a single statement. Raises
+    TranspileError. Results are cached: transpiling costs more than running a query on these databases.
+    """
+    _check_source(source)
+    frozen = tuple(
+        sorted((table, tuple(sorted(columns.items()))) for table, columns in (schema or {}).items())
+    )
+    return _to_sqlite(sql, source, frozen)
+
+
+@functools.lru_cache(maxsize=4096)
+def _to_sqlite(sql: str, source: str, schema: tuple[tuple[str, tuple[tuple[str, str], ...]], ...]) -> str:
+    if source == "sqlite":
+        return _single_statement(sql, source).text
+    tree, text = parse_one(sql, source=source)
+    _reject_quoted_table_names(tree, text)
+    _normalise_date_arguments(tree)
+    tables = {
+        table.lower(): {column.lower(): type_of_declared(declared) for column, declared in columns}
+        for table, columns in schema
+    }
+    rewriter = _Rewriter(ColumnResolver(tables))
+    rewriter.plan(tree)
+    rewriter.apply()
+    try:
+        return tree.sql(dialect=MySQLOnSQLite, unsupported_level=ErrorLevel.RAISE)
+    except SqlglotError as error:
+        raise TranspileError(f"cannot express the query in SQLite: {_first_line(error)}") from None
