@@ -1,0 +1,686 @@
+"""SQLite copies of MySQL dumps, holding what MySQL itself would store.
+
+`build_sqlite` reads a dump the way MariaDB loads it: CREATE DATABASE, USE, SET, LOCK and transaction
+statements are skipped; table options (ENGINE, CHARSET) and column character sets are dropped; ENUM and
+SET become TEXT; every integer type becomes INTEGER (so AUTO_INCREMENT becomes
+`INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT`, and `AUTO_INCREMENT=N` is kept through `sqlite_sequence`);
+text columns compare case-insensitively (`COLLATE NOCASE`) unless their collation is binary; inserted
+values are stored as MySQL stores them: dates, times and datetimes in their canonical form ('1978-8-18'
+-> '1978-08-18'), numbers rounded to the column's scale, TRUE/FALSE as 1/0.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import sqlite3
+import tempfile
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from pathlib import Path
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
+from sqlglot.optimizer.scope import Scope, traverse_scope
+
+from evaluation.scoring.dialect import (
+    ColumnResolver,
+    MySQLOnSQLite,
+    SqlType,
+    Statement,
+    normalise_temporal,
+    parse_one,
+    scope_sources,
+    split_statements,
+    type_of_declared,
+)
+
+
+class DumpError(ValueError):
+    """A statement of a dump cannot be loaded: "line 123: statement 7 (CREATE TABLE ...): why"."""
+
+    def __init__(self, statement: Statement, why: str) -> None:
+        self.statement_number = statement.number
+        self.line = statement.line
+        self.why = why
+        super().__init__(
+            f"line {statement.line}: statement {statement.number} ({_head(statement.text)}): {why}"
+        )
+
+
+def _head(text: str) -> str:
+    words = text.split()
+    return " ".join(words[:3]) + (" ..." if len(words) > 3 else "")
+
+
+@dataclass(frozen=True)
+class ColumnInfo:
+    name: str
+    declared_type: str
+
+
+@dataclass(frozen=True)
+class TableInfo:
+    name: str
+    columns: tuple[ColumnInfo, ...]
+    row_count: int
+
+
+@dataclass(frozen=True)
+class BuildReport:
+    """The tables of a built SQLite copy, in the order the dump creates them."""
+
+    tables: dict[str, TableInfo]
+
+    @property
+    def table_count(self) -> int:
+        return len(self.tables)
+
+    @property
+    def column_count(self) -> int:
+        return sum(len(table.columns) for table in self.tables.values())
+
+    @property
+    def row_count(self) -> int:
+        return sum(table.row_count for table in self.tables.values())
+
+    @property
+    def schema(self) -> dict[str, dict[str, str]]:
+        """Table -> column -> declared type, as `dialect.to_sqlite(schema=...)` takes it."""
+        return {t.name: {c.name: c.declared_type for c in t.columns} for t in self.tables.values()}
+
+
+# Statements that configure a MySQL session or server and mean nothing to a single SQLite file.
+_SKIPPED_MYSQL = re.compile(
+    r"(CREATE|DROP)\s+(DATABASE|SCHEMA)\b|USE\b|SET\b|(UN)?LOCK\s+TABLES?\b|START\s+TRANSACTION\b|BEGIN\b"
+    r"|COMMIT\b|ROLLBACK\b",
+    re.IGNORECASE,
+)
+# The caller owns the transaction of the build.
+_SKIPPED_SQLITE = re.compile(r"(BEGIN|COMMIT|END|ROLLBACK)\b", re.IGNORECASE)
+_CREATE_TABLE = re.compile(r"CREATE\s+(TEMPORARY\s+)?TABLE\b", re.IGNORECASE)
+
+
+def build_sqlite(dump_sql: str, target: Path, *, source: str = "mysql") -> BuildReport:
+    """Build the SQLite copy of a dump at `target`, replacing it atomically; raises DumpError.
+
+    `source` is "mysql" (read as described above) or "sqlite" (statements executed as written). The file
+    is written next to `target` under a temporary name and renamed on success; on failure nothing is left.
+    """
+    target = Path(target)
+    statements = split_statements(dump_sql, source=source)
+    handle, temporary_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    os.close(handle)
+    temporary = Path(temporary_name)
+    try:
+        conn = sqlite3.connect(temporary, isolation_level=None)
+        try:
+            conn.execute("PRAGMA journal_mode = OFF")  # a failed build is thrown away, never rolled back
+            conn.execute("BEGIN")
+            loader = _MySQLLoader(conn) if source == "mysql" else _SQLiteLoader(conn)
+            for statement in statements:
+                loader.load(statement)
+            conn.execute("COMMIT")
+            report = _report(conn)
+        finally:
+            conn.close()
+        os.replace(temporary, target)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+    return report
+
+
+def _report(conn: sqlite3.Connection) -> BuildReport:
+    tables = {}
+    for (name,) in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY rowid"
+    ):
+        columns = conn.execute("SELECT name, type FROM pragma_table_info(?)", (name,)).fetchall()
+        (rows,) = conn.execute(f"SELECT COUNT(*) FROM {_quote(name)}").fetchone()
+        tables[name] = TableInfo(name, tuple(ColumnInfo(*column) for column in columns), rows)
+    return BuildReport(tables)
+
+
+def _quote(identifier: str) -> str:
+    return '"' + identifier.replace('"', '""') + '"'
+
+
+class _SQLiteLoader:
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+
+    def load(self, statement: Statement) -> None:
+        if _SKIPPED_SQLITE.match(statement.text):
+            return
+        try:
+            self._conn.execute(statement.text)
+        except sqlite3.Error as error:
+            raise DumpError(statement, f"SQLite: {error}") from None
+
+
+# --- MySQL tables as SQLite sees them ---------------------------------------------------------------------
+
+_INTEGER_TYPES = {"TINYINT", "SMALLINT", "MEDIUMINT", "INT", "BIGINT", "YEAR", "SERIAL", "BIT"}
+_DECIMAL_TYPES = {"DECIMAL", "BIGDECIMAL", "NUMERIC"}
+_TEXT_TYPES = {"TEXT", "TINYTEXT", "MEDIUMTEXT", "LONGTEXT", "ENUM", "SET", "JSON"}
+_SIZED_TEXT_TYPES = {"CHAR", "VARCHAR", "NCHAR", "NVARCHAR"}
+_BLOB_TYPES = {"BLOB", "TINYBLOB", "MEDIUMBLOB", "LONGBLOB", "BINARY", "VARBINARY"}
+_PLAIN_TYPES = {
+    "FLOAT": "FLOAT",
+    "DOUBLE": "DOUBLE",
+    "DATE": "DATE",
+    "DATETIME": "DATETIME",
+    "TIMESTAMP": "DATETIME",
+    "TIMESTAMPTZ": "DATETIME",
+    "TIMESTAMPLTZ": "DATETIME",
+    "TIME": "TIME",
+    "BOOLEAN": "BOOLEAN",
+}
+
+
+def _sqlite_type(kind: exp.DataType) -> str | None:
+    """The SQLite declared type for a MySQL column type (None when not supported)."""
+    name = kind.this.name
+    params = [
+        int(p.this.name) for p in kind.expressions if isinstance(p, exp.DataTypeParam) and p.this.is_int
+    ]
+    # sqlglot spells UNSIGNED as a U prefix (UINT, UDECIMAL); the SQLite copy has no unsigned types.
+    if name.startswith("U") and name[1:] in _INTEGER_TYPES | _DECIMAL_TYPES | {"FLOAT", "DOUBLE"}:
+        name = name[1:]
+    if name == "TINYINT" and params == [1]:
+        return "BOOLEAN"  # MySQL's BOOLEAN
+    if name in _INTEGER_TYPES:
+        return "INTEGER"
+    if name in _DECIMAL_TYPES:
+        precision, scale = (params + [10, 0][len(params) :])[:2]
+        return f"DECIMAL({precision},{scale})"
+    if name in _SIZED_TEXT_TYPES:
+        return f"{name}({params[0]})" if params else name
+    if name in _TEXT_TYPES:
+        return "TEXT"
+    if name in _BLOB_TYPES:
+        return "BLOB"
+    return _PLAIN_TYPES.get(name)
+
+
+@dataclass
+class _Column:
+    name: str
+    declared: str
+    case_insensitive: bool
+    not_null: bool = False
+    primary_key: bool = False
+    auto_increment: bool = False
+    unique: bool = False
+    default: str | None = None  # SQLite SQL
+    check: str | None = None  # SQLite SQL
+    labels: tuple[str, ...] = ()  # the members of an ENUM or SET
+    is_set: bool = False
+
+    @property
+    def type(self) -> SqlType | None:
+        return type_of_declared(self.declared)
+
+    def sql(self, *, inline_primary_key: bool) -> str:
+        parts = [_quote(self.name), self.declared]
+        if self.type is not None and self.type.kind == "text" and self.case_insensitive:
+            parts.append("COLLATE NOCASE")
+        if self.not_null or inline_primary_key:
+            parts.append("NOT NULL")
+        if inline_primary_key:
+            parts.append("PRIMARY KEY AUTOINCREMENT" if self.auto_increment else "PRIMARY KEY")
+        if self.unique:
+            parts.append("UNIQUE")
+        if self.default is not None:
+            parts.append(f"DEFAULT {self.default}")
+        if self.check is not None:
+            parts.append(f"CHECK ({self.check})")
+        return " ".join(parts)
+
+
+@dataclass
+class _Table:
+    name: str
+    columns: list[_Column] = field(default_factory=list)
+    primary_key: list[str] = field(default_factory=list)
+    constraints: list[str] = field(default_factory=list)  # SQLite table constraints
+    collation: str | None = None  # the table's default collation
+    next_id: int | None = None  # MySQL's AUTO_INCREMENT=N
+
+    def column(self, name: str) -> _Column | None:
+        return next((c for c in self.columns if c.name.lower() == name.lower()), None)
+
+    @property
+    def auto_increment_column(self) -> _Column | None:
+        return next((c for c in self.columns if c.auto_increment), None)
+
+    def sql(self, name: str | None = None) -> str:
+        # SQLite accepts AUTOINCREMENT only on a single INTEGER PRIMARY KEY written on the column itself.
+        auto = self.auto_increment_column
+        if auto is not None and [c.lower() for c in self.primary_key] != [auto.name.lower()]:
+            raise _Unsupported(f"AUTO_INCREMENT column {auto.name} must be the whole primary key")
+        lines = [column.sql(inline_primary_key=column is auto) for column in self.columns]
+        if self.primary_key and auto is None:
+            lines.append(f"PRIMARY KEY ({', '.join(_quote(c) for c in self.primary_key)})")
+        lines.extend(self.constraints)
+        return f"CREATE TABLE {_quote(name or self.name)} (\n  " + ",\n  ".join(lines) + "\n)"
+
+
+def _sqlite_sql(node: exp.Expression) -> str:
+    return node.sql(dialect=MySQLOnSQLite)
+
+
+def _is_case_insensitive(collation: str | None) -> bool:
+    # MySQL's default collations end in _ci; _bin and _cs ones compare case (and accents) exactly.
+    return collation is None or collation.lower().endswith("_ci")
+
+
+class _MySQLLoader:
+    """Loads MySQL statements into SQLite, keeping a model of each table for later ALTER TABLE."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+        self._tables: dict[str, _Table] = {}
+
+    def load(self, statement: Statement) -> None:
+        if _SKIPPED_MYSQL.match(statement.text):
+            return
+        replace = re.match(r"REPLACE\b", statement.text, re.IGNORECASE) is not None
+        text = "INSERT" + statement.text[len("REPLACE") :] if replace else statement.text
+        try:
+            node = sqlglot.parse_one(text, read="mysql")
+        except SqlglotError as error:
+            raise DumpError(statement, f"cannot parse it: {str(error).splitlines()[0]}") from None
+        try:
+            self._load(node, replace=replace)
+        except _Unsupported as problem:
+            raise DumpError(statement, str(problem)) from None
+        except sqlite3.Error as error:
+            raise DumpError(statement, f"SQLite: {error}") from None
+
+    def _load(self, node: exp.Expression, *, replace: bool) -> None:
+        if isinstance(node, exp.Create) and node.kind == "TABLE":
+            self._create(node)
+        elif isinstance(node, exp.Insert):
+            self._insert(node, replace=replace)
+        elif isinstance(node, exp.Alter):
+            self._alter(node)
+        elif isinstance(node, exp.Drop) and node.kind == "TABLE":
+            for table in node.expressions:
+                self._tables.pop(table.name.lower(), None)
+                self._conn.execute(f"DROP TABLE IF EXISTS {_quote(table.name)}")
+        elif isinstance(node, exp.Create) and node.kind == "INDEX":
+            if node.args.get("unique"):  # an ordinary index changes no result
+                self._conn.execute(node.sql(dialect="sqlite"))
+        else:
+            raise _Unsupported(f"{type(node).__name__.upper()} statements are not supported")
+
+    def _table(self, name: str) -> _Table:
+        table = self._tables.get(name.lower())
+        if table is None:
+            raise _Unsupported(f"table {name} is not created before this statement")
+        return table
+
+    # CREATE TABLE
+
+    def _create(self, node: exp.Create) -> None:
+        schema = node.this
+        if not isinstance(schema, exp.Schema) or node.expression is not None:
+            raise _Unsupported("CREATE TABLE ... LIKE / AS SELECT is not supported")
+        properties = node.args.get("properties")
+        options = properties.expressions if properties else []
+        collation = next((p.name for p in options if isinstance(p, exp.CollateProperty)), None)
+        table = _Table(schema.this.name, collation=collation)
+        for element in schema.expressions:
+            if isinstance(element, exp.ColumnDef):
+                table.columns.append(_column(element, collation))
+            else:
+                _add_table_constraint(table, element)
+        table.primary_key = table.primary_key or [c.name for c in table.columns if c.primary_key]
+        for column in table.columns:
+            column.primary_key = False
+        table.next_id = next((int(p.name) for p in options if isinstance(p, exp.AutoIncrementProperty)), None)
+        self._conn.execute(table.sql())
+        self._tables[table.name.lower()] = table
+        self._apply_next_id(table)
+
+    def _apply_next_id(self, table: _Table) -> None:
+        """MySQL's next id is max(AUTO_INCREMENT, max id + 1); SQLite's is max(seq, max id) + 1."""
+        if table.next_id is None or table.auto_increment_column is None:
+            return
+        seq = table.next_id - 1
+        updated = self._conn.execute(
+            "UPDATE sqlite_sequence SET seq = MAX(seq, ?) WHERE name = ?", (seq, table.name)
+        ).rowcount
+        if not updated:
+            self._conn.execute("INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)", (table.name, seq))
+
+    # ALTER TABLE
+
+    def _alter(self, node: exp.Alter) -> None:
+        table = self._table(node.this.name)
+        actions = node.args.get("actions") or []
+        for action in actions:
+            _alter_model(table, action)
+        for option in node.args.get("options") or []:
+            if not isinstance(option, exp.AutoIncrementProperty):
+                raise _Unsupported(f"ALTER TABLE option {option.sql(dialect='mysql')} is not supported")
+            table.next_id = int(option.this.name)
+        if actions:
+            self._rebuild(table)
+        self._apply_next_id(table)
+
+    def _rebuild(self, table: _Table) -> None:
+        # SQLite cannot add constraints to a table: copy it into a new one made from the changed model.
+        interim = f"{table.name}__rebuilt"
+        existing = [row[1] for row in self._conn.execute(f"PRAGMA table_info({_quote(table.name)})")]
+        kept = ", ".join(_quote(c) for c in existing if table.column(c) is not None)
+        self._conn.execute(table.sql(interim))
+        self._conn.execute(f"INSERT INTO {_quote(interim)} ({kept}) SELECT {kept} FROM {_quote(table.name)}")
+        self._conn.execute(f"DROP TABLE {_quote(table.name)}")
+        self._conn.execute(f"ALTER TABLE {_quote(interim)} RENAME TO {_quote(table.name)}")
+
+    # INSERT
+
+    def _insert(self, node: exp.Insert, *, replace: bool) -> None:
+        if node.args.get("conflict") is not None:
+            raise _Unsupported("INSERT ... ON DUPLICATE KEY UPDATE is not supported")
+        values = node.expression
+        if not isinstance(values, exp.Values):
+            raise _Unsupported("only INSERT ... VALUES is supported")
+        target = node.this
+        table = self._table(target.this.name if isinstance(target, exp.Schema) else target.name)
+        names = [column.name for column in target.expressions] if isinstance(target, exp.Schema) else None
+        columns = [self._insert_column(table, name) for name in names] if names else table.columns
+        rows = [
+            _row(tuple_.expressions, columns, number) for number, tuple_ in enumerate(values.expressions, 1)
+        ]
+        verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE" if node.args.get("ignore") else "INSERT"
+        column_list = ", ".join(_quote(column.name) for column in columns)
+        placeholders = ", ".join("?" for _ in columns)
+        self._conn.executemany(
+            f"{verb} INTO {_quote(table.name)} ({column_list}) VALUES ({placeholders})", rows
+        )
+
+    @staticmethod
+    def _insert_column(table: _Table, name: str) -> _Column:
+        column = table.column(name)
+        if column is None:
+            raise _Unsupported(f"table {table.name} has no column {name}")
+        return column
+
+
+class _Unsupported(Exception):
+    """Why a statement cannot be loaded; becomes a DumpError with the statement's position."""
+
+
+def _column(node: exp.ColumnDef, table_collation: str | None) -> _Column:
+    declared = _sqlite_type(node.args["kind"]) if node.args.get("kind") else None
+    if declared is None:
+        raise _Unsupported(f"column {node.name} has an unsupported type {node.args.get('kind')}")
+    column = _Column(node.name, declared, _is_case_insensitive(table_collation))
+    kind = node.args["kind"]
+    if kind.this.name in ("ENUM", "SET"):
+        column.labels = tuple(label.name for label in kind.expressions)
+        column.is_set = kind.this.name == "SET"
+    for constraint in node.constraints:
+        _apply_column_option(column, constraint.kind)
+    return column
+
+
+# Column options that change nothing in the SQLite copy. MySQL ignores an inline REFERENCES.
+_IGNORED_COLUMN_OPTIONS = (
+    exp.CommentColumnConstraint,
+    exp.CharacterSetColumnConstraint,
+    exp.OnUpdateColumnConstraint,
+    exp.Reference,
+)
+
+
+def _apply_column_option(column: _Column, option: exp.Expression) -> None:
+    if isinstance(option, exp.NotNullColumnConstraint):
+        column.not_null = not option.args.get("allow_null")
+    elif isinstance(option, exp.PrimaryKeyColumnConstraint):
+        column.primary_key = True
+    elif isinstance(option, exp.AutoIncrementColumnConstraint):
+        column.auto_increment = True
+    elif isinstance(option, exp.UniqueColumnConstraint):
+        column.unique = True
+    elif isinstance(option, exp.DefaultColumnConstraint):
+        column.default = _default_sql(option.this, column)
+    elif isinstance(option, exp.CollateColumnConstraint):
+        column.case_insensitive = _is_case_insensitive(option.this.name)
+    elif isinstance(option, exp.CheckColumnConstraint):
+        column.check = _sqlite_sql(option.this)
+    elif not isinstance(option, _IGNORED_COLUMN_OPTIONS):
+        raise _Unsupported(f"column option {option.sql(dialect='mysql')} is not supported")
+
+
+def _default_sql(node: exp.Expression, column: _Column) -> str:
+    if isinstance(node, exp.Literal | exp.Neg | exp.Null | exp.Boolean):
+        value = _value(node, column)
+        return "NULL" if value is None else exp.convert(value).sql(dialect="sqlite")
+    return f"({_sqlite_sql(node)})"
+
+
+def _add_table_constraint(table: _Table, node: exp.Expression) -> None:
+    if isinstance(node, exp.Constraint):  # CONSTRAINT name ...: the name does not matter to SQLite
+        for inner in node.expressions:
+            _add_table_constraint(table, inner)
+    elif isinstance(node, exp.PrimaryKey):
+        table.primary_key = [_key_column_name(part) for part in node.expressions]
+    elif isinstance(node, exp.UniqueColumnConstraint):
+        names = node.this.expressions if isinstance(node.this, exp.Schema) else []
+        table.constraints.append(f"UNIQUE ({', '.join(_quote(_key_column_name(n)) for n in names)})")
+    elif isinstance(node, exp.ForeignKey | exp.CheckColumnConstraint):
+        table.constraints.append(_sqlite_sql(node))
+    elif not isinstance(node, exp.IndexColumnConstraint):  # an ordinary index changes no result
+        raise _Unsupported(f"table element {node.sql(dialect='mysql')} is not supported")
+
+
+def _key_column_name(node: exp.Expression) -> str:
+    # Key parts may carry a prefix length or an order: `name(10)`, `name DESC`.
+    while not isinstance(node, exp.Identifier | exp.Column):
+        node = node.this
+    return node.name
+
+
+def _alter_model(table: _Table, action: exp.Expression) -> None:
+    if isinstance(action, exp.AddConstraint):
+        for constraint in action.expressions:
+            _add_table_constraint(table, constraint)
+    elif isinstance(action, exp.ColumnDef):
+        table.columns.append(_column(action, table.collation))
+    elif isinstance(action, exp.ModifyColumn):
+        replacement = _column(action.this, table.collation)
+        existing = table.column(replacement.name)
+        if existing is None:
+            raise _Unsupported(f"table {table.name} has no column {replacement.name}")
+        table.columns[table.columns.index(existing)] = replacement
+    else:
+        raise _Unsupported(f"ALTER TABLE action {action.sql(dialect='mysql')} is not supported")
+    if any(c.primary_key for c in table.columns):
+        table.primary_key = [c.name for c in table.columns if c.primary_key]
+        for column in table.columns:
+            column.primary_key = False
+
+
+# --- Values as MySQL stores them ---------------------------------------------------------------------------
+
+
+def _row(values: list[exp.Expression], columns: list[_Column], number: int) -> tuple[object, ...]:
+    if len(values) != len(columns):
+        raise _Unsupported(f"row {number} has {len(values)} values for {len(columns)} columns")
+    try:
+        return tuple(_value(value, column) for value, column in zip(values, columns, strict=True))
+    except _Unsupported as problem:
+        raise _Unsupported(f"row {number}: {problem}") from None
+
+
+def _literal(node: exp.Expression) -> object:
+    """The Python value of a literal in an INSERT: str for strings, Decimal for numbers."""
+    if isinstance(node, exp.Null):
+        return None
+    if isinstance(node, exp.Boolean):
+        return Decimal(int(node.this))
+    if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal) and not node.this.is_string:
+        return -_literal(node.this)
+    if isinstance(node, exp.Literal):
+        return node.name if node.is_string else Decimal(node.name)
+    if isinstance(node, exp.HexString):
+        return bytes.fromhex(node.name)
+    raise _Unsupported(f"the value {node.sql(dialect='mysql')} is not a constant")
+
+
+def _value(node: exp.Expression, column: _Column) -> object:
+    value = _literal(node)
+    if value is None:
+        return None
+    sql_type = column.type
+    kind = sql_type.kind if sql_type else None
+    if column.auto_increment and value == Decimal(0):
+        return None  # MySQL numbers a row given 0 for its AUTO_INCREMENT column
+    if column.labels:
+        return _members(value, column)
+    if kind in ("date", "datetime", "time"):
+        stored = normalise_temporal(_text(value), kind)
+        if stored is None:
+            raise _Unsupported(f"invalid {column.declared} value for column {column.name}")
+        return stored
+    if kind == "exact":
+        return _exact(value, sql_type.scale, column)
+    if kind == "float":
+        return float(_number(value, column))
+    if isinstance(value, bytes) and kind != "text":
+        return value
+    return _text(value)  # a number stored in a text column keeps its digits: 12.50 -> '12.50'
+
+
+def _members(value: object, column: _Column) -> str:
+    """ENUM and SET store their members as declared ('SOSPESO' -> 'sospeso'), a SET in declared order.
+
+    A number given to an ENUM is the position of a member.
+    """
+    if (
+        isinstance(value, Decimal)
+        and not column.is_set
+        and 1 <= value <= len(column.labels)
+        and value % 1 == 0
+    ):
+        return column.labels[int(value) - 1]
+    given = _text(value).split(",") if column.is_set else [_text(value)]
+    by_name = {label.lower().rstrip(): label for label in column.labels}
+    members = {by_name.get(member.lower().rstrip()) for member in given if member or not column.is_set}
+    if None in members:
+        raise _Unsupported(f"invalid {'SET' if column.is_set else 'ENUM'} value for column {column.name}")
+    return ",".join(label for label in column.labels if label in members)
+
+
+def _text(value: object) -> str:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    return str(value)
+
+
+def _number(value: object, column: _Column) -> Decimal:
+    if isinstance(value, Decimal):
+        return value
+    try:
+        return Decimal(_text(value).strip())
+    except InvalidOperation:
+        raise _Unsupported(f"invalid {column.declared} value for column {column.name}") from None
+
+
+def _exact(value: object, scale: int, column: _Column) -> int | float:
+    # MySQL rounds half away from zero to the column's scale (to an integer for integer types).
+    rounded = _number(value, column).quantize(Decimal(1).scaleb(-scale), rounding=ROUND_HALF_UP)
+    return int(rounded) if scale == 0 else float(rounded)
+
+
+# --- Schemas ------------------------------------------------------------------------------------------------
+
+
+def schema_sql(dump_sql: str, *, source: str = "mysql") -> str:
+    """The CREATE TABLE statements of a dump as written (no data): the schema shown to participants."""
+    statements = [s.text for s in split_statements(dump_sql, source=source) if _CREATE_TABLE.match(s.text)]
+    return "".join(f"{text};\n\n" for text in statements).rstrip("\n") + ("\n" if statements else "")
+
+
+def sqlite_schema(path: Path) -> str:
+    """The CREATE TABLE statements of a built SQLite file."""
+    with contextlib.closing(sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)) as conn:
+        rows = conn.execute(
+            "SELECT sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY rowid"
+        ).fetchall()
+    return "".join(f"{sql};\n\n" for (sql,) in rows).rstrip("\n") + ("\n" if rows else "")
+
+
+def schema_columns(dump_sql: str, source: str = "mysql") -> dict[str, set[str]]:
+    """Table -> column names of the tables a dump creates (and columns ALTER TABLE adds).
+
+    With `dialect.missing_identifiers`, this tells whether a gold query uses names the schema lacks.
+    """
+    columns: dict[str, set[str]] = {}
+    for statement in split_statements(dump_sql, source=source):
+        if not re.match(r"(CREATE|ALTER)\s", statement.text, re.IGNORECASE) or _SKIPPED_MYSQL.match(
+            statement.text
+        ):
+            continue
+        try:
+            node = sqlglot.parse_one(statement.text, read=source)
+        except SqlglotError as error:
+            raise DumpError(statement, f"cannot parse it: {str(error).splitlines()[0]}") from None
+        if isinstance(node, exp.Create) and isinstance(node.this, exp.Schema):
+            definitions = node.this.expressions
+            columns[node.this.this.name] = {d.name for d in definitions if isinstance(d, exp.ColumnDef)}
+        elif isinstance(node, exp.Alter) and node.this.name in columns:
+            added = [a for a in node.args.get("actions") or [] if isinstance(a, exp.ColumnDef)]
+            columns[node.this.name].update(a.name for a in added)
+    return columns
+
+
+def missing_identifiers(
+    sql: str, schema_columns: Mapping[str, Iterable[str]], *, source: str = "mysql"
+) -> list[str]:
+    """Tables and columns the query uses that `schema_columns` (table -> columns) lacks, sorted.
+
+    Names compare case-insensitively, as MySQL compares column names. Aliases are resolved; an unqualified
+    column is fine when any table in reach has it, or when it names an output column. Reported as
+    "table" for a missing table, "table.column" for a missing column ("column" alone when several
+    tables could have held it).
+    """
+    tree, _ = parse_one(sql, source=source)
+    tables = {
+        table.lower(): dict.fromkeys(c.lower() for c in columns) for table, columns in schema_columns.items()
+    }
+    resolver = ColumnResolver(tables)
+    missing: set[str] = set()
+    for scope in traverse_scope(tree):
+        for _, source_node in scope.selected_sources.values():
+            if isinstance(source_node, exp.Table) and source_node.name.lower() not in tables:
+                missing.add(source_node.name)
+        for column in _own_columns(scope):
+            if resolver.column(column, scope) is None:
+                missing.update(_describe_missing(column, scope, tables))
+    return sorted(missing)
+
+
+def _own_columns(scope: Scope) -> Iterator[exp.Column]:
+    for node in scope.walk():
+        if isinstance(node, exp.Column) and not node.is_star:
+            yield node
+
+
+def _describe_missing(column: exp.Column, scope: Scope, tables: Mapping[str, object]) -> list[str]:
+    if column.table:
+        source = scope_sources(scope).get(column.table.lower())
+        if isinstance(source, exp.Table):
+            # A column of a table the schema lacks altogether: the table is reported instead.
+            return [] if source.name.lower() not in tables else [f"{source.name}.{column.name}"]
+        return [f"{column.table}.{column.name}"]
+    in_from = [source.name for source in scope_sources(scope).values() if isinstance(source, exp.Table)]
+    return [f"{in_from[0]}.{column.name}" if len(in_from) == 1 else column.name]

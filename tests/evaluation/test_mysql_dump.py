@@ -1,0 +1,347 @@
+"""SQLite copies of MySQL dumps hold what MySQL stores (evaluation.scoring.mysql_dump)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from evaluation.scoring.mysql_dump import (
+    BuildReport,
+    DumpError,
+    build_sqlite,
+    missing_identifiers,
+    schema_columns,
+    schema_sql,
+    sqlite_schema,
+)
+
+DUMP = r"""-- Negozio di prova; un commento con punto e virgola
+/*!40101 SET NAMES utf8mb4 */;
+SET FOREIGN_KEY_CHECKS = 0;
+CREATE DATABASE IF NOT EXISTS negozio;
+USE negozio;
+DROP TABLE IF EXISTS `clienti`;
+CREATE TABLE `clienti` (
+  `id` int(10) UNSIGNED NOT NULL PRIMARY KEY AUTO_INCREMENT COMMENT 'numero cliente',
+  `nome` varchar(40) CHARACTER SET utf8 NOT NULL,
+  `codice` varchar(13) COLLATE utf8mb4_bin DEFAULT NULL,
+  `stato` enum('attivo','sospeso') NOT NULL DEFAULT 'attivo',
+  `canali` set('email','sms') DEFAULT NULL,
+  `vip` tinyint(1) DEFAULT 0,
+  `nato` date NOT NULL,
+  UNIQUE KEY `uk_codice` (`codice`), KEY `k_nome` (`nome`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+
+CREATE TABLE prodotti (
+  codice INT PRIMARY KEY NOT NULL AUTO_INCREMENT,
+  nome VARCHAR(60) NOT NULL,
+  prezzo DECIMAL(6,2) NOT NULL,
+  peso FLOAT,
+  scorte SMALLINT UNSIGNED NOT NULL DEFAULT 0
+) ENGINE=InnoDB AUTO_INCREMENT=8000 DEFAULT CHARSET=utf8mb4;
+
+CREATE TABLE ordini (
+  cliente INT UNSIGNED,
+  prodotto INT,
+  giorno DATE,
+  ora TIME,
+  spedito DATETIME,
+  PRIMARY KEY (cliente, prodotto, giorno),
+  CONSTRAINT fk_cliente FOREIGN KEY (cliente) REFERENCES clienti (id) ON DELETE CASCADE ON UPDATE CASCADE
+) ENGINE=InnoDB;
+
+ALTER TABLE clienti AUTO_INCREMENT=810;
+
+INSERT INTO clienti (nome, codice, stato, canali, vip, nato) VALUES
+  ('D\'Angelo; Maria', '0010045998832', 'attivo', 'email,sms', TRUE, '1978-8-18'),
+  ("Bianchi \"Anna\"", 'abc', 'SOSPESO', NULL, false, '1990-02-28'),
+  ('Riga\\nuova\nvera', NULL, 'attivo', 'sms', 0, '2000-2-29');
+INSERT INTO prodotti (nome, prezzo, peso) VALUES ('Caffè', 3.456, 0.25), ('Tè', 12, 0.1);
+INSERT INTO ordini VALUES (810, 8000, '2023-1-5', '9:5', '2023-01-05 9:05'), (811, 8001, '2023-01-06', '10:00', '2023-1-6');
+"""
+
+
+@pytest.fixture
+def built(tmp_path: Path) -> tuple[BuildReport, sqlite3.Connection]:
+    target = tmp_path / "negozio.sqlite3"
+    report = build_sqlite(DUMP, target)
+    conn = sqlite3.connect(target)
+    yield report, conn
+    conn.close()
+
+
+def rows(conn: sqlite3.Connection, sql: str) -> list[tuple]:
+    return conn.execute(sql).fetchall()
+
+
+def build(tmp_path: Path, dump: str) -> sqlite3.Connection:
+    target = tmp_path / "prova.sqlite3"
+    build_sqlite(dump, target)
+    return sqlite3.connect(target)
+
+
+# --- Building ---
+
+
+def test_it_reports_tables_columns_and_rows_in_creation_order(built) -> None:
+    report, _ = built
+    assert list(report.tables) == ["clienti", "prodotti", "ordini"]
+    assert [table.row_count for table in report.tables.values()] == [3, 2, 2]
+    assert (report.table_count, report.column_count, report.row_count) == (3, 17, 7)
+    assert report.schema["prodotti"] == {
+        "codice": "INTEGER",
+        "nome": "VARCHAR(60)",
+        "prezzo": "DECIMAL(6,2)",
+        "peso": "FLOAT",
+        "scorte": "INTEGER",
+    }
+
+
+def test_mysql_types_become_sqlite_types(built) -> None:
+    report, _ = built
+    assert report.schema["clienti"] == {
+        "id": "INTEGER",
+        "nome": "VARCHAR(40)",
+        "codice": "VARCHAR(13)",
+        "stato": "TEXT",
+        "canali": "TEXT",
+        "vip": "BOOLEAN",
+        "nato": "DATE",
+    }
+    assert report.schema["ordini"] == {
+        "cliente": "INTEGER",
+        "prodotto": "INTEGER",
+        "giorno": "DATE",
+        "ora": "TIME",
+        "spedito": "DATETIME",
+    }
+
+
+def test_auto_increment_starts_where_mysql_says(built) -> None:
+    _, conn = built
+    assert rows(conn, "SELECT id FROM clienti ORDER BY id") == [(810,), (811,), (812,)]
+    assert rows(conn, "SELECT codice FROM prodotti ORDER BY codice") == [(8000,), (8001,)]
+
+
+def test_the_auto_increment_column_is_an_integer_primary_key(tmp_path: Path) -> None:
+    build_sqlite(DUMP, tmp_path / "negozio.sqlite3")
+    assert '"codice" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT' in sqlite_schema(
+        tmp_path / "negozio.sqlite3"
+    )
+
+
+def test_an_auto_increment_below_the_largest_id_continues_after_it(tmp_path: Path) -> None:
+    conn = build(
+        tmp_path,
+        "CREATE TABLE t (id INT PRIMARY KEY AUTO_INCREMENT, x INT);"
+        "INSERT INTO t VALUES (50, 1); ALTER TABLE t AUTO_INCREMENT=10; INSERT INTO t (x) VALUES (2);",
+    )
+    assert rows(conn, "SELECT id FROM t ORDER BY id") == [(50,), (51,)]
+
+
+def test_zero_or_null_for_an_auto_increment_column_takes_the_next_id(tmp_path: Path) -> None:
+    conn = build(
+        tmp_path, "CREATE TABLE t (id INT PRIMARY KEY AUTO_INCREMENT); INSERT INTO t VALUES (0), (NULL), (0);"
+    )
+    assert rows(conn, "SELECT id FROM t ORDER BY id") == [(1,), (2,), (3,)]
+
+
+def test_text_compares_case_insensitively_unless_the_collation_is_binary(built) -> None:
+    _, conn = built
+    assert rows(conn, "SELECT COUNT(*) FROM clienti WHERE stato = 'Sospeso'") == [(1,)]
+    assert rows(conn, "SELECT COUNT(*) FROM clienti WHERE codice = 'ABC'") == [(0,)]
+
+
+def test_dates_times_and_datetimes_are_stored_in_mysql_form(built) -> None:
+    _, conn = built
+    assert rows(conn, "SELECT nato FROM clienti ORDER BY id") == [
+        ("1978-08-18",),
+        ("1990-02-28",),
+        ("2000-02-29",),
+    ]
+    assert rows(conn, "SELECT giorno, ora, spedito FROM ordini ORDER BY giorno") == [
+        ("2023-01-05", "09:05:00", "2023-01-05 09:05:00"),
+        ("2023-01-06", "10:00:00", "2023-01-06 00:00:00"),
+    ]
+
+
+def test_mysql_string_escapes_and_semicolons_in_strings_are_read(built) -> None:
+    _, conn = built
+    assert rows(conn, "SELECT nome FROM clienti ORDER BY id") == [
+        ("D'Angelo; Maria",),
+        ('Bianchi "Anna"',),
+        ("Riga\\nuova\nvera",),
+    ]
+
+
+def test_enum_and_set_store_their_members_as_declared(tmp_path: Path) -> None:
+    conn = build(
+        tmp_path,
+        "CREATE TABLE t (e ENUM('basso','alto'), s SET('a','b','c'));"
+        "INSERT INTO t VALUES ('ALTO', 'c,A'), (1, ''), ('basso', 'b,b');",
+    )
+    assert rows(conn, "SELECT e, s FROM t") == [("alto", "a,c"), ("basso", ""), ("basso", "b")]
+
+
+def test_numbers_are_stored_as_the_column_type_keeps_them(built) -> None:
+    _, conn = built
+    assert rows(conn, "SELECT prezzo, peso, scorte FROM prodotti ORDER BY codice") == [
+        (3.46, 0.25, 0),
+        (12, 0.1, 0),
+    ]
+    assert rows(conn, "SELECT vip, codice FROM clienti ORDER BY id") == [
+        (1, "0010045998832"),
+        (0, "abc"),
+        (0, None),
+    ]
+
+
+def test_a_number_in_a_text_column_keeps_its_digits(tmp_path: Path) -> None:
+    conn = build(
+        tmp_path, "CREATE TABLE t (a VARCHAR(10), b INT); INSERT INTO t VALUES (12.50, 2.5), (-7, '3.5');"
+    )
+    assert rows(conn, "SELECT a, b FROM t") == [("12.50", 3), ("-7", 4)]
+
+
+def test_alter_table_adds_keys_to_a_table_that_holds_rows(tmp_path: Path) -> None:
+    conn = build(
+        tmp_path,
+        "CREATE TABLE p (id INT, nome VARCHAR(9)); CREATE TABLE c (id INT, p INT);"
+        "INSERT INTO p VALUES (1, 'uno'), (2, 'due'); INSERT INTO c VALUES (7, 1);"
+        "ALTER TABLE p ADD PRIMARY KEY (id), ADD UNIQUE KEY u (nome), ADD KEY k (nome);"
+        "ALTER TABLE p MODIFY id INT NOT NULL AUTO_INCREMENT, AUTO_INCREMENT=30;"
+        "ALTER TABLE c ADD CONSTRAINT fk FOREIGN KEY (p) REFERENCES p (id) ON DELETE CASCADE;"
+        "ALTER TABLE c ADD COLUMN nota TEXT;"
+        "INSERT INTO p (nome) VALUES ('tre');",
+    )
+    assert rows(conn, "SELECT id, nome FROM p ORDER BY id") == [(1, "uno"), (2, "due"), (30, "tre")]
+    assert rows(conn, "SELECT * FROM c") == [(7, 1, None)]
+    with pytest.raises(sqlite3.IntegrityError):
+        conn.execute("INSERT INTO p (nome) VALUES ('UNO')")  # unique and case-insensitive
+    assert rows(conn, "SELECT \"table\" FROM pragma_foreign_key_list('c')") == [("p",)]
+
+
+def test_insert_ignore_and_replace_keep_mysql_meaning(tmp_path: Path) -> None:
+    conn = build(
+        tmp_path,
+        "CREATE TABLE t (id INT PRIMARY KEY, x INT); INSERT INTO t VALUES (1, 1);"
+        "INSERT IGNORE INTO t VALUES (1, 2), (2, 2); REPLACE INTO t VALUES (1, 3);",
+    )
+    assert rows(conn, "SELECT * FROM t ORDER BY id") == [(1, 3), (2, 2)]
+
+
+def test_a_sqlite_dump_is_executed_as_written(tmp_path: Path) -> None:
+    target = tmp_path / "lite.sqlite3"
+    report = build_sqlite(
+        "BEGIN TRANSACTION; CREATE TABLE t (a TEXT); INSERT INTO t VALUES ('x;y'), ('z'); COMMIT;",
+        target,
+        source="sqlite",
+    )
+    assert report.row_count == 2
+    assert sqlite_schema(target) == "CREATE TABLE t (a TEXT);\n"
+
+
+# --- Errors ---
+
+
+def test_an_invalid_date_names_its_line_statement_and_column(tmp_path: Path) -> None:
+    dump = "CREATE TABLE t (\n  d DATE\n);\n\nINSERT INTO t VALUES\n('2020-01-01'), ('2020-02-30');"
+    with pytest.raises(DumpError) as caught:
+        build_sqlite(dump, tmp_path / "t.sqlite3")
+    assert (caught.value.line, caught.value.statement_number) == (5, 2)
+    assert (
+        str(caught.value) == "line 5: statement 2 (INSERT INTO t ...): row 2: invalid DATE value for column d"
+    )
+
+
+@pytest.mark.parametrize(
+    ("dump", "why"),
+    [
+        ("INSERT INTO t VALUES (1)", "table t is not created before this statement"),
+        ("CREATE TABLE t (a INT); INSERT INTO t VALUES (1, 2)", "row 1 has 2 values for 1 columns"),
+        ("CREATE TABLE t (a INT); INSERT INTO t (b) VALUES (1)", "table t has no column b"),
+        ("CREATE TABLE t (a INT); INSERT INTO t VALUES ('uno')", "invalid INTEGER value for column a"),
+        ("CREATE TABLE t (a INT); INSERT INTO t VALUES (NOW())", "is not a constant"),
+        (
+            "CREATE TABLE t (e ENUM('basso')); INSERT INTO t VALUES ('medio')",
+            "invalid ENUM value for column e",
+        ),
+        ("CREATE TABLE t (a GEOMETRY)", "unsupported type"),
+        ("CREATE TABLE t (a INT PRIMARY KEY, b INT AUTO_INCREMENT)", "must be the whole primary key"),
+        ("CREATE TABLE t (a INT); ALTER TABLE t DROP COLUMN a", "ALTER TABLE action"),
+        ("CREATE VIEW v AS SELECT 1", "not supported"),
+        ("CREATE TABLE t (a INT PRIMARY KEY); INSERT INTO t VALUES (1), (1)", "UNIQUE constraint failed"),
+        ("CREATE TABLE t (a INT) ENGINE=InnoDB;\nSELEC 1", "cannot parse it"),
+    ],
+)
+def test_what_cannot_be_loaded_is_a_dump_error(tmp_path: Path, dump: str, why: str) -> None:
+    with pytest.raises(DumpError, match=why):
+        build_sqlite(dump, tmp_path / "t.sqlite3")
+
+
+def test_a_failed_build_leaves_the_previous_file_and_no_temporary_file(tmp_path: Path) -> None:
+    target = tmp_path / "t.sqlite3"
+    build_sqlite("CREATE TABLE vecchia (a INT);", target)
+    with pytest.raises(DumpError):
+        build_sqlite("CREATE TABLE nuova (a INT); INSERT INTO nuova VALUES ('x');", target)
+    assert [path.name for path in tmp_path.iterdir()] == ["t.sqlite3"]
+    assert "vecchia" in sqlite_schema(target)
+
+
+# --- Schemas ---
+
+
+def test_schema_sql_is_the_create_table_statements_as_written() -> None:
+    shown = schema_sql(DUMP)
+    assert shown.startswith("CREATE TABLE `clienti` (\n  `id` int(10) UNSIGNED")
+    assert shown.count("CREATE TABLE") == 3
+    assert "INSERT" not in shown and "ALTER" not in shown and "DATABASE" not in shown
+    assert shown.endswith(") ENGINE=InnoDB;\n")
+
+
+def test_sqlite_schema_is_what_sqlite_built(tmp_path: Path) -> None:
+    build_sqlite(DUMP, tmp_path / "negozio.sqlite3")
+    schema = sqlite_schema(tmp_path / "negozio.sqlite3")
+    assert schema.count("CREATE TABLE") == 3
+    assert '"nome" VARCHAR(40) COLLATE NOCASE NOT NULL' in schema
+    assert "ENGINE" not in schema and "sqlite_sequence" not in schema
+
+
+def test_schema_columns_reads_create_table_and_added_columns() -> None:
+    dump = DUMP + "ALTER TABLE ordini ADD COLUMN nota TEXT;"
+    assert schema_columns(dump) == {
+        "clienti": {"id", "nome", "codice", "stato", "canali", "vip", "nato"},
+        "prodotti": {"codice", "nome", "prezzo", "peso", "scorte"},
+        "ordini": {"cliente", "prodotto", "giorno", "ora", "spedito", "nota"},
+    }
+    assert schema_columns("CREATE TABLE t (a TEXT, [b c] INT);", source="sqlite") == {"t": {"a", "b c"}}
+
+
+# --- Names a query uses that a schema lacks ---
+
+SHOWN = {"clienti": {"id", "nome", "nato"}, "ordini": {"cliente", "giorno"}}
+
+
+@pytest.mark.parametrize(
+    ("query", "missing"),
+    [
+        ("SELECT c.nome, o.giorno FROM clienti c JOIN ordini o ON o.cliente = c.id", []),
+        ("SELECT NOME FROM Clienti WHERE `ID` = 1", []),
+        ("SELECT nome, COUNT(*) AS n FROM clienti GROUP BY nome HAVING n > 1 ORDER BY n", []),
+        ("SELECT t.x FROM (SELECT nome AS x FROM clienti) t", []),
+        ("SELECT nome FROM clienti c WHERE EXISTS (SELECT 1 FROM ordini WHERE cliente = c.id)", []),
+        ("SELECT c.codice FROM clienti c", ["clienti.codice"]),
+        ("SELECT codice FROM clienti", ["clienti.codice"]),
+        ("SELECT codice FROM clienti, ordini", ["codice"]),
+        ("SELECT x.nome FROM clienti", ["x.nome"]),
+        ("SELECT t.y FROM (SELECT nome AS x FROM clienti) t", ["t.y"]),
+        ("SELECT p.nome, p.prezzo FROM prodotti p JOIN ordini ON 1 = 1", ["prodotti"]),
+        ("SELECT zz AS zz FROM clienti", ["clienti.zz"]),
+    ],
+)
+def test_missing_identifiers_resolves_aliases_and_reports_what_is_missing(
+    query: str, missing: list[str]
+) -> None:
+    assert missing_identifiers(query, SHOWN) == missing
