@@ -14,7 +14,8 @@ would, as far as the measurements on Termite showed it matters:
   compared with an expression gets `COLLATE NOCASE` here.
 - A quoted string used as a table name (`FROM 'vendite'`) is rejected, as MySQL rejects it.
 
-Not emulated: ENUM comparisons by index, accent-insensitive equality, trailing-space-insensitive equality.
+Not emulated: an ENUM sorts and compares with numbers by the position of its members in MySQL, by its
+text here; equality ignores accents in MySQL ('caffe' = 'caffè') and trailing spaces, not here.
 """
 
 from __future__ import annotations

@@ -1,0 +1,232 @@
+"""The MariaDB reference, and SQLite copies checked against it (reference.py, fidelity.py).
+
+Needs MariaDB at TERMITE_REFERENCE_MYSQL_URL (default mysql://root@127.0.0.1:3306/): skipped when the
+default is unreachable, failed when an explicitly set URL is, or when TERMITE_REQUIRE_SERVICES=1.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from collections.abc import Iterator
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from evaluation.scoring.fidelity import AGREE, DIFFER, FAILS_ON_REFERENCE, FAILS_ON_SQLITE, compare_engines
+from evaluation.scoring.mysql_dump import DumpError, build_sqlite
+from evaluation.scoring.reference import (
+    COLLATION,
+    ReferenceDatabase,
+    ReferenceQueryError,
+    connect,
+    load_dump,
+    normalise_value,
+)
+from tests.services import REQUIRE_SERVICES, reachable
+
+pytestmark = pytest.mark.mariadb
+
+DEFAULT_URL = "mysql://root@127.0.0.1:3306/"
+
+NEGOZIO = r"""CREATE DATABASE IF NOT EXISTS negozio;
+USE negozio;
+CREATE TABLE `clienti` (
+  `id` int(11) NOT NULL PRIMARY KEY AUTO_INCREMENT,
+  `nome` varchar(40) NOT NULL,
+  `codice` varchar(13) DEFAULT NULL,
+  `stato` enum('coniugato','nubile','celibe') NOT NULL,
+  `nato` date NOT NULL,
+  `iscritto` datetime NOT NULL,
+  `apertura` time DEFAULT NULL,
+  `saldo` decimal(7,2) DEFAULT NULL,
+  `peso` float DEFAULT NULL
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+CREATE TABLE ordini (
+  id INT UNSIGNED NOT NULL PRIMARY KEY,
+  cliente INT,
+  quantita TINYINT NOT NULL,
+  totale DECIMAL(5,2) NOT NULL,
+  consegna DATE NOT NULL,
+  FOREIGN KEY (cliente) REFERENCES clienti (id) ON DELETE CASCADE
+) ENGINE=InnoDB;
+ALTER TABLE clienti AUTO_INCREMENT=100;
+INSERT INTO clienti VALUES
+  (1, 'Mario Rossi', '0010045998832', 'Coniugato', '1978-8-18', '2020-5-3 10:15', '9:00', 120.5, 70.5),
+  (2, 'Anna D\'Amico', '42', 'nubile', '1990-02-28', '2020-05-15', '10:00:00', 0.1, 55.25),
+  (3, 'Luca Verdi', 'ABC', 'celibe', '2000-2-29', '2021-01-01 23:59:59', '14:30', 10, 80);
+INSERT INTO clienti (nome, codice, stato, nato, iscritto) VALUES ('Caffè Nero', NULL, 'celibe', '1985-12-01', '2022-03-04 05:06:07');
+INSERT INTO ordini VALUES
+  (1, 1, 3, 30, '2020-1-31'), (2, 1, 1, 9.99, '2020-02-29'), (3, 2, 2, 20.5, '2021-03-15'), (4, 3, 7, 5.25, '2020-12-31'),
+  (5, 100, 2, 3.333, '2022-3-4');
+"""
+
+# Each names a rule of dialect.to_sqlite or mysql_dump; all must give MariaDB's rows on the SQLite copy.
+AGREEING = {
+    "year_equals_a_quoted_year": "SELECT id FROM ordini WHERE YEAR(consegna) = '2020'",
+    "month_and_day": "SELECT MONTH(nato), DAY(nato), DAYOFWEEK(nato), QUARTER(iscritto) FROM clienti",
+    "timestampdiff_years": "SELECT nome, TIMESTAMPDIFF(year, nato, '2020-12-31') AS eta FROM clienti",
+    "timestampdiff_months": "SELECT TIMESTAMPDIFF(MONTH, consegna, '2021-03-15') FROM ordini",
+    "datediff_date_parts": "SELECT DATEDIFF(iscritto, '2020-05-02 23:00:00') FROM clienti",
+    "text_column_against_a_number": "SELECT id FROM clienti WHERE codice = 0010045998832 OR codice IN (42)",
+    "case_insensitive_column": "SELECT id FROM clienti WHERE stato = 'CONIUGATO' OR nome LIKE 'anna%'",
+    "case_insensitive_expression": "SELECT id FROM clienti WHERE UPPER(nome) = 'mario rossi'",
+    "group_by_text_ignores_case": "SELECT stato, COUNT(*) FROM clienti GROUP BY stato",
+    "integer_division": "SELECT id / 3, quantita / 7, totale / 7, 2 / 3 FROM ordini",
+    "avg_of_integers": "SELECT AVG(quantita), AVG(id), AVG(DATEDIFF(consegna, '2020-01-01')) FROM ordini",
+    "avg_of_decimal_and_float": "SELECT AVG(totale), AVG(saldo), AVG(peso) FROM ordini, clienti",
+    "avg_over_a_derived_count": "SELECT AVG(n) FROM (SELECT cliente, COUNT(*) AS n FROM ordini GROUP BY cliente) t",
+    "unpadded_date_against_datetime": "SELECT id FROM clienti WHERE iscritto >= '2020-05-4'",
+    "date_only_against_datetime": "SELECT id FROM clienti WHERE iscritto = '2020-5-15'",
+    "time_string_against_time": "SELECT id FROM clienti WHERE apertura BETWEEN '9:30' AND '14:30'",
+    "quoted_alias_and_backticks": "SELECT `nome` AS 'Nome del cliente', COUNT(*) AS 'n' FROM `clienti` GROUP BY `nome`",
+    "loose_group_by": "SELECT c.id, c.nome, COUNT(o.id) FROM clienti c LEFT JOIN ordini o ON o.cliente = c.id GROUP BY c.id",
+    "having_an_alias": "SELECT cliente, COUNT(*) AS quanti FROM ordini GROUP BY cliente HAVING quanti > 1",
+    "order_by_with_ties": "SELECT nome, iscritto FROM clienti ORDER BY YEAR(iscritto)",
+    "order_by_desc_limit": "SELECT id, totale FROM ordini ORDER BY totale DESC LIMIT 2",
+    "auto_increment_start": "SELECT id, nome FROM clienti WHERE id >= 100",
+    "escaped_quote": "SELECT nome FROM clienti WHERE nome = 'Anna D\\'Amico'",
+    "date_arithmetic": "SELECT DATE_ADD(consegna, INTERVAL 1 MONTH), consegna - INTERVAL 1 DAY FROM ordini",
+    "string_functions": "SELECT LEFT(nome, 3), RIGHT(nome, 2), CONCAT_WS(' ', nome, codice), TRUNCATE(totale, 1) FROM clienti, ordini",
+    "subquery_in_where": "SELECT nome FROM clienti WHERE id IN (SELECT cliente FROM ordini WHERE totale > (SELECT AVG(totale) FROM ordini))",
+    "union": "SELECT nome FROM clienti WHERE id = 1 UNION SELECT nome FROM clienti WHERE stato = 'celibe'",
+}
+
+
+@pytest.fixture(scope="module")
+def mariadb_url() -> str:
+    url = os.environ.get("TERMITE_REFERENCE_MYSQL_URL")
+    if reachable(url or DEFAULT_URL, 3306):
+        return url or DEFAULT_URL
+    problem = f"MariaDB at {url or DEFAULT_URL} is unreachable"
+    if url or REQUIRE_SERVICES:
+        pytest.fail(f"{problem}, and {'TERMITE_REQUIRE_SERVICES=1' if REQUIRE_SERVICES else 'it was set'}")
+    pytest.skip(problem)
+
+
+@pytest.fixture(scope="module")
+def reference(mariadb_url: str) -> Iterator[ReferenceDatabase]:
+    with load_dump(mariadb_url, NEGOZIO) as database:
+        yield database
+
+
+@pytest.fixture(scope="module")
+def sqlite_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    target = tmp_path_factory.mktemp("negozio") / "negozio.sqlite3"
+    build_sqlite(NEGOZIO, target)
+    return target
+
+
+# --- The reference database ---
+
+
+def test_a_dump_loads_into_a_scratch_database_that_drop_removes(mariadb_url: str) -> None:
+    with load_dump(mariadb_url, NEGOZIO) as database:
+        assert database.name.startswith("termite_ref_")
+        assert database.run("SELECT COUNT(*) FROM clienti") == (["COUNT(*)"], [(4,)])
+        assert database.run("SELECT DATABASE()")[1] == [(database.name,)]
+    with connect(mariadb_url) as conn, conn.cursor() as cursor:
+        cursor.execute("SHOW DATABASES LIKE %s", (database.name,))
+        assert cursor.fetchall() == ()
+        cursor.execute("SHOW DATABASES LIKE 'negozio'")
+        assert cursor.fetchall() == ()
+
+
+def test_the_session_runs_gold_as_a_default_mariadb(reference: ReferenceDatabase) -> None:
+    (mode, collation), *_ = reference.run("SELECT @@SESSION.sql_mode, @@collation_connection")[1]
+    assert "ONLY_FULL_GROUP_BY" not in mode and "STRICT_TRANS_TABLES" in mode
+    assert collation == COLLATION
+
+
+def test_every_table_holds_the_same_rows_on_both_engines(
+    reference: ReferenceDatabase, sqlite_copy: Path
+) -> None:
+    for table in ("clienti", "ordini"):
+        outcome = compare_engines(sqlite_copy, reference, f"SELECT * FROM {table}")
+        assert outcome.status == AGREE, table
+
+
+def test_values_come_back_in_the_form_sqlite_gives_them(reference: ReferenceDatabase) -> None:
+    columns, rows = reference.run("SELECT saldo, nato, iscritto, apertura, peso FROM clienti WHERE id = 1")
+    assert columns == ["saldo", "nato", "iscritto", "apertura", "peso"]
+    assert rows == [(120.5, "1978-08-18", "2020-05-03 10:15:00", "09:00:00", 70.5)]
+
+
+def test_a_refused_query_raises_with_the_mysql_error_code(reference: ReferenceDatabase) -> None:
+    with pytest.raises(ReferenceQueryError) as caught:
+        reference.run("SELECT * FROM fornitori")
+    assert caught.value.code == 1146
+    with pytest.raises(ReferenceQueryError, match="MySQL error 1064"):
+        reference.run("SELECT COUNT(*) FROM 'ordini'")
+
+
+def test_a_dump_mariadb_refuses_is_a_dump_error_and_leaves_no_database(mariadb_url: str) -> None:
+    with connect(mariadb_url) as conn, conn.cursor() as cursor:
+        cursor.execute("SHOW DATABASES LIKE 'termite_ref_%'")
+        before = set(cursor.fetchall())
+        with pytest.raises(
+            DumpError, match=r"line 2: statement 2 \(INSERT INTO t \.\.\.\): MySQL error 1292"
+        ):
+            load_dump(mariadb_url, "CREATE TABLE t (d DATE);\nINSERT INTO t VALUES ('2020-02-30');")
+        cursor.execute("SHOW DATABASES LIKE 'termite_ref_%'")
+        assert set(cursor.fetchall()) == before
+
+
+def test_only_mysql_urls_are_accepted() -> None:
+    with pytest.raises(ValueError, match="mysql://"):
+        connect("postgres://root@127.0.0.1:5432/")
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (Decimal("3.3330"), 3.333),
+        (dt.date(2020, 2, 29), "2020-02-29"),
+        (dt.datetime(2020, 5, 3, 10, 15), "2020-05-03 10:15:00"),
+        (dt.datetime(2020, 5, 3, 10, 15, 0, 500), "2020-05-03 10:15:00.000500"),
+        (dt.timedelta(hours=9), "09:00:00"),
+        (dt.timedelta(hours=-1, minutes=-30), "-01:30:00"),
+        (dt.timedelta(days=4, hours=4), "100:00:00"),
+        (7, 7),
+        ("testo", "testo"),
+        (None, None),
+    ],
+)
+def test_normalise_value_gives_what_sqlite_would(value: object, expected: object) -> None:
+    assert normalise_value(value) == expected
+
+
+# --- SQLite copies against the reference ---
+
+
+@pytest.mark.parametrize("query", AGREEING.values(), ids=AGREEING.keys())
+def test_the_sqlite_copy_agrees_with_mariadb(
+    reference: ReferenceDatabase, sqlite_copy: Path, query: str
+) -> None:
+    assert compare_engines(sqlite_copy, reference, query).status == AGREE
+
+
+def test_a_query_mariadb_refuses_is_reported_by_its_error_code_only(
+    reference: ReferenceDatabase, sqlite_copy: Path
+) -> None:
+    outcome = compare_engines(sqlite_copy, reference, "SELECT AVG(totale) FROM 'ordini'")
+    assert (outcome.status, outcome.cause) == (FAILS_ON_REFERENCE, "MySQL error 1064")
+
+
+def test_a_query_sqlite_cannot_run_fails_on_sqlite(reference: ReferenceDatabase, sqlite_copy: Path) -> None:
+    outcome = compare_engines(sqlite_copy, reference, "SELECT STR_TO_DATE('13/06/2020', '%d/%m/%Y')")
+    assert (outcome.status, outcome.cause) == (FAILS_ON_SQLITE, "SQLite OperationalError")
+
+
+def test_accent_insensitive_equality_is_a_known_difference(
+    reference: ReferenceDatabase, sqlite_copy: Path
+) -> None:
+    outcome = compare_engines(sqlite_copy, reference, "SELECT id FROM clienti WHERE nome = 'caffe nero'")
+    assert (outcome.status, outcome.cause) == (DIFFER, "row count")
+
+
+def test_ordering_by_an_enum_is_a_known_difference(reference: ReferenceDatabase, sqlite_copy: Path) -> None:
+    # MySQL sorts an ENUM by the position of its members; the copy holds them as text.
+    outcome = compare_engines(sqlite_copy, reference, "SELECT DISTINCT stato FROM clienti ORDER BY stato")
+    assert (outcome.status, outcome.cause) == (DIFFER, "row order")
