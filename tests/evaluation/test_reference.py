@@ -94,8 +94,8 @@ AGREEING = {
 }
 
 
-@pytest.fixture(scope="module")
-def mariadb_url() -> str:
+def require_mariadb() -> str:
+    """The reference URL; skips when the default is unreachable, fails when a configured one is."""
     url = os.environ.get("TERMITE_REFERENCE_MYSQL_URL")
     if reachable(url or DEFAULT_URL, 3306):
         return url or DEFAULT_URL
@@ -103,6 +103,11 @@ def mariadb_url() -> str:
     if url or REQUIRE_SERVICES:
         pytest.fail(f"{problem}, and {'TERMITE_REQUIRE_SERVICES=1' if REQUIRE_SERVICES else 'it was set'}")
     pytest.skip(problem)
+
+
+@pytest.fixture(scope="module")
+def mariadb_url() -> str:
+    return require_mariadb()
 
 
 @pytest.fixture(scope="module")
