@@ -5,8 +5,8 @@ the databases built by `mysql_dump`. `to_sqlite` rewrites one query so that SQLi
 would, as far as the measurements on Termite showed it matters:
 
 - MySQL functions SQLite lacks: YEAR/MONTH/DAY/HOUR/... and EXTRACT become `STRFTIME`; DATEDIFF compares
-  date parts; TIMESTAMPDIFF, DATE_ADD/DATE_SUB/`± INTERVAL`, TRUNCATE and CONCAT_WS call functions that
-  `install_functions` registers; CURDATE/NOW use local time; LEFT/RIGHT/MID become SUBSTR.
+  date parts; TIMESTAMPDIFF, DATE_ADD/DATE_SUB/`± INTERVAL`, TRUNCATE, CONCAT_WS and REGEXP call functions
+  that `install_functions` registers; CURDATE/NOW use local time; LEFT/RIGHT/MID become SUBSTR.
 - Types, when a schema is given (`read_schema`): a text column compared with a number is compared as a
   number; a string compared with a DATE/DATETIME/TIME column is read as MySQL reads it ('2020-5-1' is
   2020-05-01); `/` and AVG of exact numbers are rounded to 4 more decimals (`div_precision_increment`).
@@ -340,12 +340,16 @@ _MICROSECONDS_PER_UNIT = {
 }
 
 
-def _as_datetime(value: object) -> dt.datetime | None:
+def _as_moment(value: object) -> _Moment | None:
     # bool is an int: keep TRUE from reading as a date.
     if isinstance(value, int | str) and not isinstance(value, bool):
-        moment = _read_moment(str(value))
-        return moment.to_datetime() if moment else None
+        return _read_moment(str(value))
     return None
+
+
+def _as_datetime(value: object) -> dt.datetime | None:
+    moment = _as_moment(value)
+    return moment.to_datetime() if moment else None
 
 
 def _timestampdiff(unit: str, start: object, end: object) -> int | None:
@@ -369,7 +373,8 @@ def _timestampdiff(unit: str, start: object, end: object) -> int | None:
 
 def _date_add(value: object, amount: object, unit: str) -> str | None:
     """MySQL DATE_ADD: adding months keeps the day when it exists, else takes the last day of the month."""
-    start = _as_datetime(value)
+    moment = _as_moment(value)
+    start = moment.to_datetime() if moment else None
     try:
         count = int(Decimal(str(amount)).to_integral_value(ROUND_HALF_UP))
     except (InvalidOperation, ValueError):
@@ -389,8 +394,8 @@ def _date_add(value: object, amount: object, unit: str) -> str | None:
             return None
     except (ValueError, OverflowError):
         return None
-    moment = _read_moment(str(value))
-    date_only = moment is not None and not moment.timed and unit in ("DAY", "WEEK", *_MONTHS_PER_UNIT)
+    # MySQL answers a DATE for a date given without a time, when whole days are added.
+    date_only = not moment.timed and unit in ("DAY", "WEEK", *_MONTHS_PER_UNIT)
     return result.strftime("%Y-%m-%d") if date_only else result.strftime("%Y-%m-%d %H:%M:%S")
 
 
@@ -406,10 +411,26 @@ def _concat_ws(separator: object, *parts: object) -> str | None:
     """MySQL CONCAT_WS: NULL parts are skipped, a NULL separator gives NULL."""
     if separator is None:
         return None
-    return str(separator).join(_mysql_text(part) for part in parts if part is not None)
+    return str(separator).join(as_text(part) for part in parts if part is not None)
 
 
-def _mysql_text(value: object) -> str:
+@functools.lru_cache(maxsize=256)
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.IGNORECASE)
+
+
+def _regexp(pattern: object, value: object) -> int | None:
+    """`value REGEXP pattern`: a match anywhere, ignoring case as MySQL's default collation does."""
+    if pattern is None or value is None:
+        return None
+    try:
+        return int(_compiled(as_text(pattern)).search(as_text(value)) is not None)
+    except re.error:
+        return None
+
+
+def as_text(value: object) -> str:
+    """A value as MySQL turns it into a string (bytes are read as UTF-8)."""
     if isinstance(value, bytes):
         return value.decode("utf-8", errors="replace")
     return str(value)
@@ -420,6 +441,7 @@ _FUNCTIONS = (
     ("mysql_date_add", 3, _date_add),
     ("mysql_truncate", 2, _truncate),
     ("mysql_concat_ws", -1, _concat_ws),
+    ("regexp", 2, _regexp),  # SQLite's `x REGEXP y` calls regexp(y, x) but defines no such function
 )
 
 
@@ -569,8 +591,8 @@ TypeMap = Mapping[str, Mapping[str, SqlType | None]]
 
 
 @dataclass(frozen=True)
-class _Found:
-    """A column reference that names something in reach; its type when known."""
+class Resolved:
+    """What a column reference names is in reach; its type when known."""
 
     type: SqlType | None
 
@@ -585,7 +607,7 @@ class ColumnResolver:
         self._tables = tables
         self._resolving: set[int] = set()
 
-    def column(self, column: exp.Column, scope: Scope) -> _Found | None:
+    def column(self, column: exp.Column, scope: Scope) -> Resolved | None:
         """What `column` names in `scope` (or an enclosing one, for correlated subqueries); None if nothing."""
         if id(column) in self._resolving:
             return None
@@ -595,7 +617,7 @@ class ColumnResolver:
         finally:
             self._resolving.discard(id(column))
 
-    def _lookup(self, column: exp.Column, scope: Scope) -> _Found | None:
+    def _lookup(self, column: exp.Column, scope: Scope) -> Resolved | None:
         name = column.name.lower()
         current: Scope | None = scope
         while current is not None:
@@ -607,25 +629,25 @@ class ColumnResolver:
             else:
                 found = [hit for source in sources.values() if (hit := self._in_source(source, name))]
                 if found:
-                    return found[0] if len(found) == 1 else _Found(None)
+                    return found[0] if len(found) == 1 else Resolved(None)
                 alias = _alias_named(current, name, column) if current is scope else None
                 if alias is not None:
-                    return _Found(self.type_of(alias, current))
+                    return Resolved(self.type_of(alias, current))
             current = current.parent
         return None
 
-    def _in_source(self, source: exp.Expression | Scope, name: str) -> _Found | None:
+    def _in_source(self, source: exp.Expression | Scope, name: str) -> Resolved | None:
         if isinstance(source, exp.Table):
             columns = self._tables.get(source.name.lower())
-            return _Found(columns[name]) if columns is not None and name in columns else None
+            return Resolved(columns[name]) if columns is not None and name in columns else None
         if isinstance(source, Scope):
             arm = source
             while arm.set_operation_scopes:  # a UNION's columns are named by its first SELECT
                 arm = arm.set_operation_scopes[0]
             if any(projection.is_star for projection in arm.expression.selects):
-                return _Found(None)
+                return Resolved(None)
             output = _output_named(arm, name)
-            return None if output is None else _Found(self.type_of(output, arm))
+            return None if output is None else Resolved(self.type_of(output, arm))
         return None
 
     def type_of(self, node: exp.Expression, scope: Scope) -> SqlType | None:
@@ -851,6 +873,10 @@ def _reject_quoted_table_names(tree: exp.Expression, text: str) -> None:
 # --- Public entry points ---------------------------------------------------------------------------------
 
 
+# sqlglot describes the token it stopped at as `<Token token_type: ..., text: WHERE, ...>`.
+_TOKEN_REPR = re.compile(r"<Token token_type: [^,]*, text: (.*?), line: .*?>")
+
+
 def _single_statement(sql: str, source: str) -> Statement:
     statements = split_statements(sql, source=source)
     if not statements:
@@ -868,9 +894,13 @@ def parse_one(sql: str, *, source: str = "mysql") -> tuple[exp.Expression, str]:
     except ParseError as error:
         detail = error.errors[0] if error.errors else {}
         line = statement.line + (detail.get("line") or 1) - 1
-        description = detail.get("description") or "syntax error"
+        description = _TOKEN_REPR.sub(r"'\1'", detail.get("description") or "syntax error")
         raise TranspileError(f"cannot parse the query as {source}: {description} (line {line})") from None
-    except (TokenError, SqlglotError) as error:
+    except TokenError:
+        raise TranspileError(
+            f"cannot parse the query as {source}: a string, name or comment is not closed"
+        ) from None
+    except SqlglotError as error:
         raise TranspileError(f"cannot parse the query as {source}: {_first_line(error)}") from None
     return tree, statement.text
 

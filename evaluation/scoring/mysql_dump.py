@@ -31,6 +31,7 @@ from evaluation.scoring.dialect import (
     MySQLOnSQLite,
     SqlType,
     Statement,
+    as_text,
     normalise_temporal,
     parse_one,
     scope_sources,
@@ -547,7 +548,7 @@ def _value(node: exp.Expression, column: _Column) -> object:
     if column.labels:
         return _members(value, column)
     if kind in ("date", "datetime", "time"):
-        stored = normalise_temporal(_text(value), kind)
+        stored = normalise_temporal(as_text(value), kind)
         if stored is None:
             raise _Unsupported(f"invalid {column.declared} value for column {column.name}")
         return stored
@@ -557,7 +558,7 @@ def _value(node: exp.Expression, column: _Column) -> object:
         return float(_number(value, column))
     if isinstance(value, bytes) and kind != "text":
         return value
-    return _text(value)  # a number stored in a text column keeps its digits: 12.50 -> '12.50'
+    return as_text(value)  # a number stored in a text column keeps its digits: 12.50 -> '12.50'
 
 
 def _members(value: object, column: _Column) -> str:
@@ -572,7 +573,7 @@ def _members(value: object, column: _Column) -> str:
         and value % 1 == 0
     ):
         return column.labels[int(value) - 1]
-    given = _text(value).split(",") if column.is_set else [_text(value)]
+    given = as_text(value).split(",") if column.is_set else [as_text(value)]
     by_name = {label.lower().rstrip(): label for label in column.labels}
     members = {by_name.get(member.lower().rstrip()) for member in given if member or not column.is_set}
     if None in members:
@@ -580,17 +581,11 @@ def _members(value: object, column: _Column) -> str:
     return ",".join(label for label in column.labels if label in members)
 
 
-def _text(value: object) -> str:
-    if isinstance(value, bytes):
-        return value.decode("utf-8", errors="replace")
-    return str(value)
-
-
 def _number(value: object, column: _Column) -> Decimal:
     if isinstance(value, Decimal):
         return value
     try:
-        return Decimal(_text(value).strip())
+        return Decimal(as_text(value).strip())
     except InvalidOperation:
         raise _Unsupported(f"invalid {column.declared} value for column {column.name}") from None
 

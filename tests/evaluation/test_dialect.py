@@ -95,8 +95,13 @@ def test_an_empty_query_is_rejected() -> None:
 
 
 def test_an_unparseable_query_names_the_line() -> None:
-    with pytest.raises(TranspileError, match=r"cannot parse the query as mysql: .*\(line 2\)"):
+    with pytest.raises(TranspileError, match=r"^cannot parse the query as mysql: .* got 'WHERE' \(line 2\)$"):
         to_sqlite("SELECT nome\nFROM WHERE")
+
+
+def test_an_unclosed_string_is_a_transpile_error() -> None:
+    with pytest.raises(TranspileError, match="not closed"):
+        to_sqlite("SELECT 'nome FROM clienti")
 
 
 def test_a_sqlite_query_passes_through_unchanged() -> None:
@@ -276,6 +281,8 @@ def test_date_add_keeps_the_last_day_of_a_shorter_month(conn: sqlite3.Connection
         ("TRUNCATE(-2.789, 1)", -2.7),
         ("LAST_DAY(nato)", "1978-08-31"),
         ("(1 = 1) XOR (2 = 2)", 0),
+        ("nome REGEXP '^mario'", 1),
+        ("nome NOT REGEXP 'ss'", 0),
     ],
 )
 def test_mysql_functions_sqlite_lacks(conn: sqlite3.Connection, expression: str, expected: object) -> None:
@@ -358,6 +365,6 @@ def test_the_timestampdiff_function_follows_mysql(
 def test_the_functions_give_null_for_what_they_cannot_read(conn: sqlite3.Connection) -> None:
     row = conn.execute(
         "SELECT mysql_date_add('domani', 1, 'DAY'), mysql_date_add('2020-01-01', 'x', 'DAY'),"
-        " mysql_truncate('x', 1), mysql_concat_ws(NULL, 'a')"
+        " mysql_truncate('x', 1), mysql_concat_ws(NULL, 'a'), 'a' REGEXP '('"
     ).fetchone()
-    assert row == (None, None, None, None)
+    assert row == (None, None, None, None, None)

@@ -91,6 +91,7 @@ AGREEING = {
     "string_functions": "SELECT LEFT(nome, 3), RIGHT(nome, 2), CONCAT_WS(' ', nome, codice), TRUNCATE(totale, 1) FROM clienti, ordini",
     "subquery_in_where": "SELECT nome FROM clienti WHERE id IN (SELECT cliente FROM ordini WHERE totale > (SELECT AVG(totale) FROM ordini))",
     "union": "SELECT nome FROM clienti WHERE id = 1 UNION SELECT nome FROM clienti WHERE stato = 'celibe'",
+    "regexp_ignores_case": "SELECT id FROM clienti WHERE nome REGEXP '^mario|verdi$'",
 }
 
 
