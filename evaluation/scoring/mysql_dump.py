@@ -197,7 +197,8 @@ def _sqlite_type(kind: exp.DataType) -> str | None:
     if name in _INTEGER_TYPES:
         return "INTEGER"
     if name in _DECIMAL_TYPES:
-        precision, scale = (params + [10, 0][len(params) :])[:2]
+        precision = params[0] if params else 10  # MySQL's DECIMAL is DECIMAL(10,0)
+        scale = params[1] if len(params) > 1 else 0
         return f"DECIMAL({precision},{scale})"
     if name in _SIZED_TEXT_TYPES:
         return f"{name}({params[0]})" if params else name
@@ -332,6 +333,8 @@ class _MySQLLoader:
         schema = node.this
         if not isinstance(schema, exp.Schema) or node.expression is not None:
             raise _Unsupported("CREATE TABLE ... LIKE / AS SELECT is not supported")
+        if node.args.get("exists") and schema.this.name.lower() in self._tables:
+            return
         properties = node.args.get("properties")
         options = properties.expressions if properties else []
         collation = next((p.name for p in options if isinstance(p, exp.CollateProperty)), None)
@@ -547,7 +550,7 @@ def _value(node: exp.Expression, column: _Column) -> object:
         return None  # MySQL numbers a row given 0 for its AUTO_INCREMENT column
     if column.labels:
         return _members(value, column)
-    if kind in ("date", "datetime", "time"):
+    if sql_type is not None and sql_type.is_temporal:
         stored = normalise_temporal(as_text(value), kind)
         if stored is None:
             raise _Unsupported(f"invalid {column.declared} value for column {column.name}")

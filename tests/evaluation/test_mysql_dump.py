@@ -230,6 +230,15 @@ def test_alter_table_adds_keys_to_a_table_that_holds_rows(tmp_path: Path) -> Non
     assert rows(conn, "SELECT \"table\" FROM pragma_foreign_key_list('c')") == [("p",)]
 
 
+def test_create_table_if_not_exists_keeps_the_existing_table(tmp_path: Path) -> None:
+    conn = build(
+        tmp_path,
+        "CREATE TABLE t (a INT); INSERT INTO t VALUES (1);"
+        "CREATE TABLE IF NOT EXISTS t (b TEXT); INSERT INTO t VALUES (2);",
+    )
+    assert rows(conn, "SELECT a FROM t") == [(1,), (2,)]
+
+
 def test_insert_ignore_and_replace_keep_mysql_meaning(tmp_path: Path) -> None:
     conn = build(
         tmp_path,
