@@ -64,6 +64,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "termite_site.middleware.NoIndexMiddleware",
 ]
 
 ROOT_URLCONF = "termite_site.urls"
@@ -111,7 +112,7 @@ RQ_QUEUES = {
         "ASYNC": bool(REDIS_URL),
     },
 }
-RQ = {"COMMIT_MODE": "on_db_commit"}
+RQ = {"COMMIT_MODE": "on_db_commit", "WORKER_CLASS": "evaluation.worker.ScoringWorker"}
 
 if REDIS_URL:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
@@ -145,6 +146,11 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
+STATICFILES_FINDERS = [
+    "django.contrib.staticfiles.finders.FileSystemFinder",
+    "django.contrib.staticfiles.finders.AppDirectoriesFinder",
+    "termite_site.staticfinders.PlotlyFinder",
+]
 STATIC_ROOT = DATA_DIR / "staticfiles"
 STORAGES = {
     "default": {
@@ -186,6 +192,8 @@ SIGNUP_RATE_LIMIT_PER_IP = (env_int("TERMITE_SIGNUP_LIMIT_PER_IP", 10), 3600)
 
 # Scoring.
 TERMITE_QUERY_TIMEOUT = env_float("TERMITE_QUERY_TIMEOUT", 2.0)
+# Wall-clock seconds all the predictions of one submission may spend executing.
+TERMITE_SUBMISSION_BUDGET = env_float("TERMITE_SUBMISSION_BUDGET", 120.0)
 
 LOGGING = {
     "version": 1,
@@ -198,3 +206,15 @@ LOGGING = {
 # Behind a reverse proxy, how many proxies append to X-Forwarded-For (0: use REMOTE_ADDR). Rate
 # limits key on the client address, so trusting a spoofable header would let anyone bypass them.
 TERMITE_TRUSTED_PROXIES = env_int("TERMITE_TRUSTED_PROXIES", 0)
+
+# Submissions.
+TERMITE_DAILY_QUOTA = env_int("TERMITE_DAILY_QUOTA", 5)
+TERMITE_VERSION_QUOTA = env_int("TERMITE_VERSION_QUOTA", 100)
+TERMITE_MAX_UPLOAD_BYTES = env_int("TERMITE_MAX_UPLOAD_BYTES", 5 * 1024 * 1024)
+TERMITE_MAX_SQL_CHARS = env_int("TERMITE_MAX_SQL_CHARS", 20_000)
+# Showing owners which of their questions were right would let them probe the hidden answers.
+TERMITE_SHOW_CORRECTNESS_TO_OWNER = env_bool("TERMITE_SHOW_CORRECTNESS_TO_OWNER", False)
+# The sweeper re-enqueues a submission `running` for longer than this, at most this many times.
+TERMITE_STUCK_AFTER_SECONDS = env_int("TERMITE_STUCK_AFTER_SECONDS", 1800)
+TERMITE_MAX_ATTEMPTS = env_int("TERMITE_MAX_ATTEMPTS", 3)
+TERMITE_UPLOAD_RATE_LIMIT = (env_int("TERMITE_UPLOAD_LIMIT_PER_HOUR", 30), 3600)

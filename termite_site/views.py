@@ -6,9 +6,7 @@ from django.shortcuts import render
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_GET
 
-# Everything participants see of the benchmark lives under these prefixes; leaderboard pages stay
-# indexable, because rankings are meant to be cited.
-PRIVATE_PREFIXES = ["/benchmark/", "/accounts/", "/submissions/", "/api/", "/admin/", "/staff/"]
+from termite_site.middleware import PRIVATE_PREFIXES
 
 
 @require_GET

@@ -6,6 +6,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
+from evaluation.services import demo_benchmark_load
 from termite_site.accounts.models import User
 
 DEMO_ADMIN = "admin"
@@ -24,6 +25,11 @@ class Command(BaseCommand):
             return
         with transaction.atomic():
             password = self._demo_admin_password()
+            version = demo_benchmark_load()
+        if version is None:
+            self.stdout.write("Demo benchmark: already loaded.")
+        else:
+            self.stdout.write(f"Demo benchmark: loaded {version} ({version.questions.count()} questions).")
         self.stdout.write(self.style.SUCCESS(f"Demo admin: username {DEMO_ADMIN!r}, password {password!r}"))
 
     def _demo_admin_password(self) -> str:

@@ -1,0 +1,87 @@
+from __future__ import annotations
+
+from django import forms
+from django.utils.translation import gettext_lazy as _
+
+from evaluation.models import LABEL_VALIDATOR, SLUG_VALIDATOR, BenchmarkVersion, Database
+from evaluation.sources import MAX_ARCHIVE_BYTES, MAX_DUMP_BYTES, MAX_QUESTIONS_BYTES
+
+
+class CappedFileField(forms.FileField):
+    """A file field that refuses uploads over a size, before anything reads them."""
+
+    def __init__(self, *, max_bytes: int, **kwargs):
+        self.max_bytes = max_bytes
+        super().__init__(**kwargs)
+
+    def clean(self, data, initial=None):
+        upload = super().clean(data, initial)
+        if upload and upload.size > self.max_bytes:
+            raise forms.ValidationError(
+                _("The file is larger than %(mb)s MB.") % {"mb": self.max_bytes // 2**20}, code="too_large"
+            )
+        return upload
+
+
+class DraftVersionForm(forms.Form):
+    label = forms.CharField(label=_("Version label"), max_length=40, validators=[LABEL_VALIDATOR])
+    name = forms.CharField(label=_("Benchmark name"), max_length=100, initial="Termite")
+    notes = forms.CharField(
+        label=_("Changelog notes"), widget=forms.Textarea(attrs={"rows": 3}), required=False
+    )
+    derived_from = forms.ModelChoiceField(
+        label=_("Copy databases and questions from"),
+        queryset=BenchmarkVersion.objects.all(),
+        required=False,
+        empty_label=_("(start empty)"),
+    )
+
+    def clean_label(self) -> str:
+        label = self.cleaned_data["label"]
+        if BenchmarkVersion.objects.filter(label=label).exists():
+            raise forms.ValidationError(_("A version with this label already exists."))
+        return label
+
+
+class AddDatabaseForm(forms.Form):
+    dump = CappedFileField(label=_("Database dump (.sql)"), max_bytes=MAX_DUMP_BYTES)
+    questions = CappedFileField(
+        label=_("Questions (JSONL)"),
+        max_bytes=MAX_QUESTIONS_BYTES,
+        help_text=_('One {"id"?, "question", "gold_sql"} object per line.'),
+    )
+    schema = CappedFileField(
+        label=_("Schema shown to participants (optional)"), max_bytes=MAX_DUMP_BYTES, required=False
+    )
+    slug = forms.CharField(
+        label=_("Database name"),
+        max_length=50,
+        required=False,
+        validators=[SLUG_VALIDATOR],
+        help_text=_("Default: the dump's file name."),
+    )
+    display_name = forms.CharField(label=_("Display name"), max_length=200, required=False)
+    description = forms.CharField(
+        label=_("Description"), widget=forms.Textarea(attrs={"rows": 2}), required=False
+    )
+    dialect = forms.ChoiceField(label=_("Dialect of the dump and gold"), choices=Database.Dialect.choices)
+
+
+class ImportArchiveForm(forms.Form):
+    archive = CappedFileField(label=_("Termite archive (.zip)"), max_bytes=MAX_ARCHIVE_BYTES)
+    password = forms.CharField(label=_("Archive password"), widget=forms.PasswordInput)
+    label = forms.CharField(
+        label=_("Version label"), max_length=40, validators=[LABEL_VALIDATOR], initial="1.0"
+    )
+    publish = forms.BooleanField(label=_("Publish at once"), required=False)
+
+
+class ExcludeQuestionForm(forms.Form):
+    excluded = forms.BooleanField(required=False)
+    reason = forms.CharField(label=_("Public reason"), max_length=500, required=False)
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("excluded") and not cleaned.get("reason", "").strip():
+            self.add_error("reason", _("Say why the question is excluded."))
+        return cleaned

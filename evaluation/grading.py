@@ -1,0 +1,108 @@
+"""Scoring predictions against a stored benchmark version: the bridge from the store to `scoring.score`."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict
+from collections.abc import Mapping
+from pathlib import Path
+
+from django.conf import settings
+
+from evaluation.models import BenchmarkVersion, Question
+from evaluation.scoring.sandbox import Limits
+from evaluation.scoring.score import GoldQuestion, ScoreReport, score_predictions
+
+
+class DatabaseUnavailable(RuntimeError):
+    """A built SQLite copy is missing, unreadable or altered: an operations problem, retried after repair."""
+
+
+class _BoundedCache(OrderedDict):
+    """Gold results kept between submissions in one worker; the oldest go first beyond `limit` entries."""
+
+    def __init__(self, limit: int):
+        super().__init__()
+        self.limit = limit
+
+    def __setitem__(self, key, value) -> None:
+        super().__setitem__(key, value)
+        if len(self) > self.limit:
+            self.popitem(last=False)
+
+
+# Keyed by database sha256, question id and gold sha256, so a changed file or gold never hits a stale entry.
+_GOLD_RESULTS: _BoundedCache = _BoundedCache(limit=20_000)
+_GOLD_QUESTIONS: dict[tuple[int, str], list[GoldQuestion]] = {}
+
+
+def gold_questions(version: BenchmarkVersion) -> list[GoldQuestion]:
+    """Every question of the version with its transpiled gold; cached for published (frozen) versions."""
+    key = (version.pk, version.published_at.isoformat() if version.published_at else "")
+    if version.is_published and key in _GOLD_QUESTIONS:
+        return _GOLD_QUESTIONS[key]
+    questions = [
+        GoldQuestion(
+            question_id=question.public_id,
+            db_id=question.database.slug,
+            hardness=question.hardness,
+            sql_sqlite=question.decrypt_gold_sqlite() if question.is_scored else "",
+            valid=question.is_scored,
+        )
+        for question in Question.objects.filter(version=version)
+        .select_related("database")
+        .order_by("database__slug", "position")
+    ]
+    if version.is_published:
+        _GOLD_QUESTIONS[key] = questions
+    return questions
+
+
+def database_paths(version: BenchmarkVersion) -> dict[str, Path]:
+    """The built copy of every database, checked against its recorded sha256."""
+    paths = {}
+    for database in version.databases.all():
+        path = database.sqlite_path
+        try:
+            digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        except OSError as error:
+            raise DatabaseUnavailable(
+                f"The copy of database {database.slug} cannot be read ({error.strerror}); scoring will be retried "
+                "once it is repaired."
+            ) from None
+        if digest != database.sqlite_sha256:
+            raise DatabaseUnavailable(
+                f"The copy of database {database.slug} has changed on disk; scoring will be retried once it is repaired."
+            )
+        paths[database.slug] = path
+    return paths
+
+
+def score_version(
+    *, version: BenchmarkVersion, predictions: Mapping[str, str], dialect: str = "mysql"
+) -> ScoreReport:
+    limits = Limits(
+        query_seconds=settings.TERMITE_QUERY_TIMEOUT, total_seconds=settings.TERMITE_SUBMISSION_BUDGET
+    )
+    return score_predictions(
+        questions=gold_questions(version),
+        predictions=predictions,
+        database_paths=database_paths(version),
+        dialect=dialect,
+        limits=limits,
+        gold_cache=_GOLD_RESULTS,
+        benchmark_version=str(version),
+    )
+
+
+def outcome_rows(report: ScoreReport) -> list[dict]:
+    return [
+        {
+            "question_id": q.question_id,
+            "outcome": q.outcome,
+            "ea": q.ea,
+            "ea_strict": q.ea_strict,
+            "error": q.error,
+        }
+        for q in report.questions
+    ]

@@ -1,0 +1,9 @@
+"""django-rq jobs: each takes a primary key, loads the row and calls a service."""
+
+from __future__ import annotations
+
+
+def score_submission(submission_id: int) -> str:
+    from leaderboard.services import submission_score
+
+    return submission_score(submission_id=submission_id)

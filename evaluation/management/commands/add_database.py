@@ -1,0 +1,63 @@
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from django.core.management.base import CommandError
+
+from evaluation.management.commands._base import BenchmarkCommand
+from evaluation.models import BenchmarkVersion
+from evaluation.services import VersionStateError, database_add
+from evaluation.sources import SourceError, database_source_from_files
+
+
+class Command(BenchmarkCommand):
+    help = (
+        "Add a database and its questions to a draft benchmark version: a MySQL or SQLite dump, an optional "
+        "schema-only dump shown to participants, and a JSONL file of {id?, question, gold_sql}. Prints the "
+        "validation report; nothing is stored if any input is bad."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--version", dest="label", required=True, help="Label of a draft version")
+        parser.add_argument("--dump", type=Path, required=True, help="The database dump (.sql)")
+        parser.add_argument("--questions", type=Path, required=True, help="Questions, JSONL")
+        parser.add_argument("--schema", type=Path, help="Schema-only dump shown to participants")
+        parser.add_argument("--slug", help="Database name (default: from the dump's file name)")
+        parser.add_argument("--name", dest="display_name", help="Display name (default: the slug)")
+        parser.add_argument("--dialect", choices=["mysql", "sqlite"], default="mysql")
+
+    def handle(self, *args, label, dump, questions, schema, slug, display_name, dialect, **options):
+        version = BenchmarkVersion.objects.filter(label=label).first()
+        if version is None:
+            raise CommandError(f"No benchmark version {label!r}.")
+        try:
+            database, question_sources = database_source_from_files(
+                dump=_read(dump),
+                dump_name=dump.name,
+                questions=_read(questions),
+                questions_name=questions.name,
+                schema=_read(schema) if schema else None,
+                slug=slug,
+                display_name=display_name,
+                dialect=dialect,
+            )
+            report = database_add(
+                version=version,
+                database=database,
+                questions=question_sources,
+                reference_url=os.environ.get("TERMITE_REFERENCE_MYSQL_URL") or None,
+            )
+        except (SourceError, VersionStateError) as error:
+            raise CommandError(str(error)) from None
+        self.stdout.write(report.text)
+        self.stdout.write(
+            self.style.SUCCESS(f"Added {database.slug} to {version} ({len(question_sources)} questions).")
+        )
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as error:
+        raise CommandError(f"{path}: {error.strerror}") from None

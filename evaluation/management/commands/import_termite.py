@@ -1,0 +1,60 @@
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from django.core.exceptions import ValidationError
+from django.core.management.base import CommandError
+
+from evaluation.gold import GoldKeyError
+from evaluation.management.commands._base import BenchmarkCommand
+from evaluation.models import LABEL_VALIDATOR
+from evaluation.services import benchmark_import
+from evaluation.sources import SourceError
+
+
+class Command(BenchmarkCommand):
+    help = (
+        "Import the Termite archive (the authors' AES-encrypted zip): build the SQLite copies, compute hardness, "
+        "encrypt the gold, check it (against MariaDB when TERMITE_REFERENCE_MYSQL_URL is set) and print the "
+        "validation report. Importing the same archive again changes nothing."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("archive", type=Path, help="Path to Termite.zip")
+        parser.add_argument("--password", required=True, help="The archive's password")
+        parser.add_argument("--version", dest="label", default="1.0", help="Version label (default 1.0)")
+        parser.add_argument("--name", default="Termite", help="Benchmark name (default Termite)")
+        parser.add_argument("--draft", action="store_true", help="Keep the version as a draft, unpublished")
+
+    def handle(self, *args, archive: Path, password: str, label: str, name: str, draft: bool, **options):
+        try:
+            LABEL_VALIDATOR(label)
+        except ValidationError:
+            raise CommandError(
+                f"--version {label!r}: use letters, digits, dots, dashes or underscores"
+            ) from None
+        try:
+            result = benchmark_import(
+                archive=archive,
+                password=password,
+                label=label,
+                name=name,
+                publish=not draft,
+                reference_url=os.environ.get("TERMITE_REFERENCE_MYSQL_URL") or None,
+            )
+        except (SourceError, GoldKeyError) as error:
+            raise CommandError(str(error)) from None
+        version = result.version
+        if not result.created:
+            self.stdout.write(f"{version} is already imported from this archive: nothing changed.")
+            return
+        if result.report is not None:
+            self.stdout.write(result.report.text)
+        state = "published" if version.is_published else "a draft"
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"Imported {version}: {version.databases.count()} databases, {version.questions.count()} questions "
+                f"({version.questions.scored().count()} scored); {state}."
+            )
+        )

@@ -1,0 +1,271 @@
+"""Writes to the benchmark store: importing, adding databases, drafting and publishing versions.
+
+Every service validates and builds outside the database transaction, then stores in one atomic block,
+so a failure at any point leaves the store exactly as it was (built files included).
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from evaluation.gold import encrypt_gold, rotate_gold
+from evaluation.models import BenchmarkVersion, Database, Question, ValidationReport
+from evaluation.sources import (
+    BenchmarkSource,
+    DatabaseSource,
+    QuestionSource,
+    SourceError,
+    database_source_from_files,
+    read_termite_archive,
+)
+from evaluation.validation import PreparedBenchmark, prepare_benchmark, report_text
+
+
+class VersionStateError(ValueError):
+    """The version cannot take this change (published versions are frozen)."""
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    version: BenchmarkVersion
+    created: bool
+    report: ValidationReport | None
+
+
+def databases_dir() -> Path:
+    return settings.DATA_DIR / "databases"
+
+
+def benchmark_import(
+    *,
+    archive: Path,
+    password: str,
+    label: str,
+    name: str = "Termite",
+    publish: bool = True,
+    reference_url: str | None = None,
+) -> ImportResult:
+    """Import the Termite archive as version `label`; importing the same archive again changes nothing."""
+    source = read_termite_archive(archive, password)
+    existing = BenchmarkVersion.objects.filter(label=label).first()
+    if existing is not None:
+        if existing.source_sha256 == source.sha256:
+            return ImportResult(version=existing, created=False, report=existing.reports.first())
+        raise SourceError(
+            f"version {label!r} already exists with other content; import under another --version"
+        )
+    return _create_version(
+        source=source,
+        label=label,
+        name=name,
+        publish=publish,
+        reference_url=reference_url,
+        title=f"Import of {archive.name}",
+    )
+
+
+def _create_version(
+    *, source: BenchmarkSource, label: str, name: str, publish: bool, reference_url: str | None, title: str
+) -> ImportResult:
+    with tempfile.TemporaryDirectory(prefix="termite-build-") as workdir:
+        prepared = prepare_benchmark(source, workdir=Path(workdir), reference_url=reference_url)
+        with _installed_files(prepared), transaction.atomic():
+            version = BenchmarkVersion.objects.create(name=name, label=label, source_sha256=source.sha256)
+            _store(version, prepared)
+            report = _store_report(version, prepared, title=title)
+            if publish:
+                version.publish()
+    return ImportResult(version=version, created=True, report=report)
+
+
+def database_add(
+    *,
+    version: BenchmarkVersion,
+    database: DatabaseSource,
+    questions: list[QuestionSource],
+    reference_url: str | None = None,
+) -> ValidationReport:
+    """Add one database and its questions to a draft version."""
+    if version.is_published:
+        raise VersionStateError(f"{version} is published; add databases to a new draft version")
+    if version.databases.filter(slug=database.slug).exists():
+        raise SourceError(f"{version} already has a database {database.slug!r}")
+    source = BenchmarkSource(databases=[database], questions=questions)
+    with tempfile.TemporaryDirectory(prefix="termite-build-") as workdir:
+        prepared = prepare_benchmark(source, workdir=Path(workdir), reference_url=reference_url)
+        with _installed_files(prepared), transaction.atomic():
+            _store(version, prepared)
+            return _store_report(version, prepared, title=f"Database {database.slug} added")
+
+
+def version_create_draft(
+    *, label: str, name: str, notes: str = "", derived_from: BenchmarkVersion | None = None
+):
+    """A new draft, empty or holding a copy of another version's databases and questions."""
+    if BenchmarkVersion.objects.filter(label=label).exists():
+        raise VersionStateError(f"version {label!r} already exists")
+    with transaction.atomic():
+        draft = BenchmarkVersion.objects.create(
+            label=label, name=name, notes=notes, derived_from=derived_from
+        )
+        if derived_from is not None:
+            _copy_content(derived_from, draft)
+    return draft
+
+
+def _copy_content(source: BenchmarkVersion, draft: BenchmarkVersion) -> None:
+    for database in source.databases.all():
+        questions = list(database.questions.all())
+        database.pk = None
+        database.version = draft
+        database.save()
+        for question in questions:
+            question.pk = None
+            question.version = draft
+            question.database = database
+        Question.objects.bulk_create(questions)
+
+
+def version_publish(*, version: BenchmarkVersion) -> BenchmarkVersion:
+    if version.is_published:
+        raise VersionStateError(f"{version} is already published")
+    if not version.questions.scored().exists():
+        raise VersionStateError(f"{version} has no scorable question")
+    version.publish()
+    return version
+
+
+def question_set_excluded(*, question: Question, excluded: bool, reason: str = "") -> Question:
+    """Exclude a question from scoring (or bring it back) in a draft version."""
+    if question.version.is_published:
+        raise VersionStateError("questions of a published version are frozen; make a new draft version")
+    if question.status == Question.Status.INVALID:
+        raise VersionStateError(
+            f"{question.public_id} is invalid (its gold does not run) and cannot be scored"
+        )
+    question.status = Question.Status.EXCLUDED if excluded else Question.Status.VALID
+    question.status_reason = reason.strip() if excluded else ""
+    question.save(update_fields=["status", "status_reason"])
+    return question
+
+
+def gold_key_rotate() -> int:
+    """Re-encrypt all stored gold with the first key of TERMITE_GOLD_KEY; returns how many questions."""
+    count = 0
+    with transaction.atomic():
+        for question in Question.objects.select_for_update().only(
+            "pk", "gold_encrypted", "gold_sqlite_encrypted"
+        ):
+            question.gold_encrypted = rotate_gold(question.gold_encrypted)
+            if question.gold_sqlite_encrypted:
+                question.gold_sqlite_encrypted = rotate_gold(question.gold_sqlite_encrypted)
+            question.save(update_fields=["gold_encrypted", "gold_sqlite_encrypted"])
+            count += 1
+    return count
+
+
+class _installed_files:
+    """Copy built SQLite files into the content-addressed store; on failure remove what this added."""
+
+    def __init__(self, prepared: PreparedBenchmark):
+        self.prepared = prepared
+        self.added: list[Path] = []
+
+    def __enter__(self) -> None:
+        directory = databases_dir()
+        directory.mkdir(parents=True, exist_ok=True)
+        for db in self.prepared.databases:
+            target = directory / f"{db.sqlite_sha256}.sqlite3"
+            if not target.exists():
+                partial = target.with_suffix(".partial")
+                shutil.copyfile(db.sqlite_file, partial)
+                partial.chmod(0o444)
+                partial.replace(target)
+                self.added.append(target)
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is not None:
+            for path in self.added:
+                path.unlink(missing_ok=True)
+
+
+def _store(version: BenchmarkVersion, prepared: PreparedBenchmark) -> None:
+    databases = {}
+    for db in prepared.databases:
+        databases[db.source.slug] = Database.objects.create(
+            version=version,
+            slug=db.source.slug,
+            display_name=db.source.display_name,
+            description=db.source.description,
+            source_dialect=db.source.dialect,
+            original_dump=db.source.dump,
+            schema_sql=db.schema_sql,
+            sqlite_schema=db.sqlite_schema,
+            sqlite_sha256=db.sqlite_sha256,
+            table_count=len(db.tables),
+            column_count=db.column_count,
+            row_count=db.row_count,
+            build_report={"tables": db.tables, "findings": [f.as_dict() for f in db.findings]},
+        )
+    Question.objects.bulk_create(
+        Question(
+            version=version,
+            database=databases[q.source.db_slug],
+            public_id=q.source.public_id,
+            position=q.source.position,
+            text=q.source.text,
+            hardness=q.hardness,
+            gold_encrypted=encrypt_gold(q.source.gold_sql),
+            gold_sqlite_encrypted=encrypt_gold(q.gold_sqlite) if q.gold_sqlite else "",
+            status=Question.Status.VALID if q.is_valid else Question.Status.INVALID,
+            status_reason="; ".join(f.message for f in q.findings if not q.is_valid),
+            problems=[f.as_dict() for f in q.findings],
+        )
+        for q in prepared.questions
+    )
+
+
+def _store_report(version: BenchmarkVersion, prepared: PreparedBenchmark, *, title: str) -> ValidationReport:
+    data = prepared.report()
+    return ValidationReport.objects.create(
+        version=version, title=title, data=data, text=report_text(data), created_at=timezone.now()
+    )
+
+
+DEMO_DIR = Path(__file__).resolve().parent / "demo"
+DEMO_DATABASES = {"biblioteca": "Biblioteca civica", "ciclismo": "Gare di ciclismo amatoriale"}
+
+
+def demo_benchmark_load(
+    *, label: str = "demo-1.0", reference_url: str | None = None
+) -> BenchmarkVersion | None:
+    """Load the project's own small demo benchmark as a published version; None if it is already there.
+
+    It goes through the same path as an admin's upload, so the demo also exercises the real importer.
+    """
+    if BenchmarkVersion.objects.filter(label=label).exists():
+        return None
+    with transaction.atomic():
+        version = version_create_draft(
+            label=label, name="Termite demo", notes="A small demo benchmark written for this portal."
+        )
+        for slug, display_name in DEMO_DATABASES.items():
+            schema = DEMO_DIR / f"no_insert_{slug}.sql"
+            database, questions = database_source_from_files(
+                dump=(DEMO_DIR / f"{slug}.sql").read_bytes(),
+                dump_name=f"{slug}.sql",
+                questions=(DEMO_DIR / f"{slug}.jsonl").read_bytes(),
+                questions_name=f"{slug}.jsonl",
+                schema=schema.read_bytes() if schema.exists() else None,
+                display_name=display_name,
+            )
+            database_add(version=version, database=database, questions=questions, reference_url=reference_url)
+        version_publish(version=version)
+    return version

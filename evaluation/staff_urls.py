@@ -1,0 +1,15 @@
+from django.urls import path
+
+from evaluation import staff_views
+
+app_name = "staff"
+
+urlpatterns = [
+    path("", staff_views.home, name="home"),
+    path("import/", staff_views.import_archive, name="import_archive"),
+    path("versions/<str:label>/", staff_views.version, name="version"),
+    path("versions/<str:label>/databases/new/", staff_views.database_add, name="database_add"),
+    path("versions/<str:label>/publish/", staff_views.publish, name="publish"),
+    path("questions/<int:pk>/exclusion/", staff_views.question_exclusion, name="question_exclusion"),
+    path("reports/<int:pk>/", staff_views.report, name="report"),
+]

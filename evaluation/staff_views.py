@@ -1,0 +1,172 @@
+"""Staff pages: draft versions, adding databases, excluding questions, reports, publishing."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_POST
+
+from evaluation import services
+from evaluation.forms import AddDatabaseForm, DraftVersionForm, ExcludeQuestionForm, ImportArchiveForm
+from evaluation.models import BenchmarkVersion, Question, ValidationReport
+from evaluation.selectors import database_summaries
+from evaluation.sources import SourceError, database_source_from_files
+from termite_site.decorators import staff_required
+
+
+def _reference_url() -> str | None:
+    return os.environ.get("TERMITE_REFERENCE_MYSQL_URL") or None
+
+
+@staff_required
+def home(request: HttpRequest) -> HttpResponse:
+    draft_form = DraftVersionForm(request.POST or None, prefix="draft")
+    if request.method == "POST" and draft_form.is_valid():
+        try:
+            version = services.version_create_draft(**draft_form.cleaned_data)
+        except services.VersionStateError as error:
+            draft_form.add_error(None, str(error))
+        else:
+            messages.success(request, _("Draft %(version)s created.") % {"version": version})
+            return redirect("staff:version", label=version.label)
+    return render(
+        request,
+        "evaluation/staff/home.html",
+        {
+            "versions": BenchmarkVersion.objects.all(),
+            "draft_form": draft_form,
+            "import_form": ImportArchiveForm(prefix="import"),
+            "reports": ValidationReport.objects.select_related("version")[:20],
+        },
+    )
+
+
+@staff_required
+@require_POST
+def import_archive(request: HttpRequest) -> HttpResponse:
+    form = ImportArchiveForm(request.POST, request.FILES, prefix="import")
+    if form.is_valid():
+        upload = form.cleaned_data["archive"]
+        with tempfile.TemporaryDirectory(prefix="termite-upload-", dir=settings.DATA_DIR) as folder:
+            path = Path(folder) / "archive.zip"
+            with path.open("wb") as handle:
+                for chunk in upload.chunks():
+                    handle.write(chunk)
+            try:
+                result = services.benchmark_import(
+                    archive=path,
+                    password=form.cleaned_data["password"],
+                    label=form.cleaned_data["label"],
+                    publish=form.cleaned_data["publish"],
+                    reference_url=_reference_url(),
+                )
+            except SourceError as error:
+                form.add_error(None, str(error).replace(str(path), upload.name))
+        if form.is_valid():
+            if not result.created:
+                messages.info(request, _("This archive is already imported; nothing changed."))
+            if result.report is not None:
+                return redirect("staff:report", pk=result.report.pk)
+            return redirect("staff:version", label=result.version.label)
+    return render(
+        request,
+        "evaluation/staff/home.html",
+        {
+            "versions": BenchmarkVersion.objects.all(),
+            "draft_form": DraftVersionForm(prefix="draft"),
+            "import_form": form,
+            "reports": ValidationReport.objects.select_related("version")[:20],
+        },
+        status=400,
+    )
+
+
+@staff_required
+def version(request: HttpRequest, label: str) -> HttpResponse:
+    version = get_object_or_404(BenchmarkVersion, label=label)
+    questions = version.questions.select_related("database").order_by("database__slug", "position")
+    return render(
+        request,
+        "evaluation/staff/version.html",
+        {
+            "version": version,
+            "databases": database_summaries(version=version),
+            "questions": questions,
+            "reports": version.reports.all(),
+        },
+    )
+
+
+@staff_required
+def database_add(request: HttpRequest, label: str) -> HttpResponse:
+    version = get_object_or_404(BenchmarkVersion, label=label)
+    form = AddDatabaseForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            database, questions = database_source_from_files(
+                dump=data["dump"].read(),
+                dump_name=data["dump"].name,
+                questions=data["questions"].read(),
+                questions_name=data["questions"].name,
+                schema=data["schema"].read() if data["schema"] else None,
+                slug=data["slug"] or None,
+                display_name=data["display_name"] or None,
+                dialect=data["dialect"],
+                description=data["description"],
+            )
+            report = services.database_add(
+                version=version, database=database, questions=questions, reference_url=_reference_url()
+            )
+        except (SourceError, services.VersionStateError) as error:
+            form.add_error(None, str(error))
+        else:
+            messages.success(request, _("Database %(slug)s added.") % {"slug": database.slug})
+            return redirect("staff:report", pk=report.pk)
+    status = 400 if form.errors else 200
+    return render(
+        request, "evaluation/staff/database_add.html", {"version": version, "form": form}, status=status
+    )
+
+
+@staff_required
+def report(request: HttpRequest, pk: int) -> HttpResponse:
+    report = get_object_or_404(ValidationReport.objects.select_related("version"), pk=pk)
+    return render(request, "evaluation/staff/report.html", {"report": report, "version": report.version})
+
+
+@staff_required
+@require_POST
+def publish(request: HttpRequest, label: str) -> HttpResponse:
+    version = get_object_or_404(BenchmarkVersion, label=label)
+    try:
+        services.version_publish(version=version)
+    except services.VersionStateError as error:
+        messages.error(request, str(error))
+    else:
+        messages.success(request, _("%(version)s is published.") % {"version": version})
+    return redirect("staff:version", label=version.label)
+
+
+@staff_required
+@require_POST
+def question_exclusion(request: HttpRequest, pk: int) -> HttpResponse:
+    question = get_object_or_404(Question.objects.select_related("version"), pk=pk)
+    form = ExcludeQuestionForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "; ".join(e for errors in form.errors.values() for e in errors))
+    else:
+        try:
+            services.question_set_excluded(
+                question=question, excluded=form.cleaned_data["excluded"], reason=form.cleaned_data["reason"]
+            )
+        except services.VersionStateError as error:
+            messages.error(request, str(error))
+    return redirect("staff:version", label=question.version.label)

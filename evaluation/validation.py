@@ -1,0 +1,311 @@
+"""Building and checking a benchmark before it is stored: SQLite copies, hardness, gold validation.
+
+Plain Python over `evaluation.sources` values and files in a work folder; the services store the result.
+Findings name question ids, tables and causes, never gold SQL or gold values: the report is shown to
+admins and printed by commands, and it must be safe to paste into an issue.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import sqlite3
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import sqlglot
+from sqlglot import exp
+
+from evaluation.scoring import dialect, hardness, mysql_dump
+from evaluation.scoring.compare import order_key_query, results_match, split_order_keys
+from evaluation.scoring.sandbox import Limits, Sandbox
+from evaluation.sources import BenchmarkSource, DatabaseSource, QuestionSource, SourceError
+
+# Gold is trusted more than predictions, but it is still run in the sandbox, with room to spare.
+VALIDATION_LIMITS = Limits(query_seconds=10.0, total_seconds=3600.0)
+
+# Findings that make a question unscorable; every other finding is a warning shown to admins.
+INVALIDATING = {"gold_untranspilable", "gold_fails", "gold_fails_on_reference"}
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str
+    message: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"code": self.code, "message": self.message}
+
+
+@dataclass
+class PreparedDatabase:
+    source: DatabaseSource
+    sqlite_file: Path
+    sqlite_sha256: str
+    schema_sql: str
+    sqlite_schema: str
+    tables: dict[str, dict]
+    # table -> column -> declared type, which transpiling needs to keep MySQL's comparison rules
+    column_types: dict[str, dict[str, str]]
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def column_count(self) -> int:
+        return sum(len(table["columns"]) for table in self.tables.values())
+
+    @property
+    def row_count(self) -> int:
+        return sum(table["rows"] for table in self.tables.values())
+
+
+@dataclass
+class PreparedQuestion:
+    source: QuestionSource
+    hardness: str
+    gold_sqlite: str
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def is_valid(self) -> bool:
+        return not any(finding.code in INVALIDATING for finding in self.findings)
+
+
+@dataclass
+class PreparedBenchmark:
+    databases: list[PreparedDatabase]
+    questions: list[PreparedQuestion]
+    reference_checked: bool
+
+    def report(self) -> dict:
+        return {
+            "reference_checked": self.reference_checked,
+            "databases": [
+                {
+                    "slug": db.source.slug,
+                    "tables": {name: info["rows"] for name, info in db.tables.items()},
+                    "rows": db.row_count,
+                    "findings": [f.as_dict() for f in db.findings],
+                }
+                for db in self.databases
+            ],
+            "questions": {
+                "total": len(self.questions),
+                "valid": sum(q.is_valid for q in self.questions),
+                "by_hardness": dict(Counter(q.hardness for q in self.questions)),
+                "findings": {
+                    q.source.public_id: [f.as_dict() for f in q.findings]
+                    for q in self.questions
+                    if q.findings
+                },
+            },
+        }
+
+
+def report_text(report: dict) -> str:
+    """The report as the import commands print it and the staff pages show it."""
+    lines = []
+    questions = report["questions"]
+    for db in report["databases"]:
+        tables = ", ".join(f"{name} {rows}" for name, rows in db["tables"].items())
+        lines.append(f"{db['slug']}: {len(db['tables'])} tables, {db['rows']} rows ({tables})")
+        lines.extend(f"  ! {f['code']}: {f['message']}" for f in db["findings"])
+    by_hardness = ", ".join(f"{level} {n}" for level, n in sorted(questions["by_hardness"].items()))
+    lines.append(f"questions: {questions['total']}, valid {questions['valid']} ({by_hardness})")
+    if not report["reference_checked"]:
+        lines.append("reference engine: not checked (TERMITE_REFERENCE_MYSQL_URL is not set)")
+    for public_id, findings in questions["findings"].items():
+        lines.extend(f"  {public_id}: {f['code']}: {f['message']}" for f in findings)
+    return "\n".join(lines)
+
+
+def prepare_benchmark(
+    source: BenchmarkSource, *, workdir: Path, reference_url: str | None = None
+) -> PreparedBenchmark:
+    """Build every database, then check every gold query. Raises SourceError on unusable input."""
+    known = {db.slug for db in source.databases}
+    for question in source.questions:
+        if question.db_slug not in known:
+            raise SourceError(f"question {question.public_id}: no database {question.db_slug!r}")
+    databases = [_build(db, workdir) for db in source.databases]
+    by_slug = {db.source.slug: db for db in databases}
+    questions = [_transpile(q, by_slug[q.db_slug]) for q in source.questions]
+    with Sandbox(VALIDATION_LIMITS) as sandbox:
+        for question in questions:
+            if question.is_valid:
+                _check_on_sqlite(question, by_slug[question.source.db_slug], sandbox)
+    for db in databases:
+        _check_schema_shown(db, [q for q in questions if q.source.db_slug == db.source.slug])
+    _check_duplicates(questions)
+    if reference_url:
+        from evaluation.reference_check import check_against_reference
+
+        for db in databases:
+            check_against_reference(
+                db, [q for q in questions if q.source.db_slug == db.source.slug], reference_url=reference_url
+            )
+    return PreparedBenchmark(databases=databases, questions=questions, reference_checked=bool(reference_url))
+
+
+def _build(source: DatabaseSource, workdir: Path) -> PreparedDatabase:
+    target = workdir / f"{source.slug}.sqlite3"
+    try:
+        built = mysql_dump.build_sqlite(source.dump, target, source=source.dialect)
+    except mysql_dump.DumpError as error:
+        raise SourceError(f"database {source.slug}: {error}") from None
+    schema_sql = source.schema_dump or mysql_dump.schema_sql(source.dump)
+    return PreparedDatabase(
+        source=source,
+        sqlite_file=target,
+        sqlite_sha256=hashlib.sha256(target.read_bytes()).hexdigest(),
+        schema_sql=schema_sql,
+        sqlite_schema=mysql_dump.sqlite_schema(target),
+        column_types=_column_types(target),
+        tables={
+            name: {"columns": [column.name for column in info.columns], "rows": info.row_count}
+            for name, info in built.tables.items()
+        },
+    )
+
+
+def _column_types(path: Path) -> dict[str, dict[str, str]]:
+    with contextlib.closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as conn:
+        return dialect.read_schema(conn)
+
+
+def _transpile(source: QuestionSource, database: PreparedDatabase) -> PreparedQuestion:
+    try:
+        level = hardness.hardness(source.gold_sql, source=database.source.dialect)
+    except ValueError:
+        level = "extra"
+        findings = [Finding("gold_unparsable", "sqlglot cannot parse the gold; hardness set to extra")]
+    else:
+        findings = []
+    try:
+        gold_sqlite = dialect.to_sqlite(
+            source.gold_sql, source=database.source.dialect, schema=database.column_types
+        )
+    except dialect.TranspileError as error:
+        findings.append(Finding("gold_untranspilable", f"cannot be translated to SQLite: {error}"))
+        gold_sqlite = ""
+    return PreparedQuestion(source=source, hardness=level, gold_sqlite=gold_sqlite, findings=findings)
+
+
+def _check_on_sqlite(question: PreparedQuestion, database: PreparedDatabase, sandbox: Sandbox) -> None:
+    execution = sandbox.execute(database.sqlite_file, question.gold_sqlite, budgeted=False)
+    if execution.outcome != "ok":
+        question.findings.append(
+            Finding("gold_fails", f"fails on SQLite ({execution.outcome}: {execution.error})")
+        )
+        return
+    if not execution.rows:
+        question.findings.append(Finding("gold_empty", "returns no rows, so any empty prediction scores"))
+    problem = _order_dependence(question.gold_sqlite, database, sandbox)
+    if problem:
+        question.findings.append(Finding("gold_order_dependent", problem))
+    question.findings.extend(_suspicious_expressions(question.source.gold_sql, database.source.dialect))
+
+
+def _suspicious_expressions(gold_sql: str, source: str) -> list[Finding]:
+    """Gold that runs but cannot mean what a question asks: constants compared, NULL compared with =."""
+    try:
+        tree = sqlglot.parse_one(gold_sql, read=source)
+    except sqlglot.errors.SqlglotError:
+        return []
+    findings = []
+    comparisons = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE)
+    for node in tree.find_all(*comparisons):
+        sides = (node.left, node.right)
+        if any(isinstance(side, exp.Null) for side in sides):
+            findings.append(
+                Finding("gold_null_comparison", "compares with NULL using = or !=, which is never true")
+            )
+        elif all(isinstance(side, exp.Literal) for side in sides):
+            findings.append(
+                Finding(
+                    "gold_constant_comparison",
+                    "compares two constants (a quoted name where a column was meant?)",
+                )
+            )
+    for node in tree.find_all(exp.AggFunc):
+        if isinstance(node.this, exp.Literal) and node.this.is_string:
+            findings.append(Finding("gold_aggregates_a_string", "aggregates a quoted string, not a column"))
+    return list(dict.fromkeys(findings))
+
+
+def _order_dependence(gold_sqlite: str, database: PreparedDatabase, sandbox: Sandbox) -> str | None:
+    """Whether the gold's rows depend on an order the query does not fix (LIMIT over unordered or tied rows)."""
+    query = sqlglot.parse_one(gold_sqlite, read="sqlite")
+    limit = query.args.get("limit")
+    if limit is None:
+        return None
+    if query.args.get("order") is None:
+        return "LIMIT without ORDER BY: which rows are kept is up to the engine"
+    try:
+        count = int(limit.expression.name)
+    except (AttributeError, ValueError):
+        return None
+    widened = query.copy()
+    widened.set("limit", exp.Limit(expression=exp.Literal.number(count + 1)))
+    keyed = order_key_query(widened.sql(dialect="sqlite"), dialect="sqlite")
+    if keyed is None or keyed[1] == 0:
+        return None
+    execution = sandbox.execute(database.sqlite_file, keyed[0], budgeted=False)
+    if execution.outcome != "ok" or len(execution.rows) <= count:
+        return None
+    _rows, keys = split_order_keys(execution.rows, keyed[1])
+    if results_match([keys[count - 1]], [keys[count]], gold_order_keys=None):
+        return "ORDER BY ... LIMIT cuts through rows that tie on the sort key: the kept rows are up to the engine"
+    return None
+
+
+def _check_schema_shown(database: PreparedDatabase, questions: list[PreparedQuestion]) -> None:
+    """Gold that uses tables or columns the participants' schema does not show cannot be fairly predicted."""
+    if database.source.schema_dump is None:
+        return
+    shown = mysql_dump.schema_columns(database.source.schema_dump, source=database.source.dialect)
+    built = mysql_dump.schema_columns(database.source.dump, source=database.source.dialect)
+    only_built, only_shown = _column_differences(built, shown), _column_differences(shown, built)
+    if only_built or only_shown:
+        database.findings.append(
+            Finding(
+                "schema_mismatch",
+                "the schema shown to participants differs from the dump the gold runs on: "
+                f"only in the dump: {', '.join(only_built) or 'none'}; "
+                f"only in the participants' schema: {', '.join(only_shown) or 'none'}",
+            )
+        )
+    for question in questions:
+        missing = mysql_dump.missing_identifiers(
+            question.source.gold_sql, shown, source=database.source.dialect
+        )
+        if missing:
+            question.findings.append(
+                Finding(
+                    "gold_uses_hidden_schema",
+                    f"uses what the participants' schema lacks: {', '.join(missing)}",
+                )
+            )
+
+
+def _column_differences(a: dict[str, set[str]], b: dict[str, set[str]]) -> list[str]:
+    """`table.column` names in `a` but not in `b`; MySQL compares column names without case."""
+    lowered = {table.lower(): {column.lower() for column in columns} for table, columns in b.items()}
+    return sorted(
+        f"{table}.{column}"
+        for table, columns in a.items()
+        for column in columns
+        if column.lower() not in lowered.get(table.lower(), set())
+    )
+
+
+def _check_duplicates(questions: list[PreparedQuestion]) -> None:
+    first_seen: dict[tuple[str, str], str] = {}
+    for question in questions:
+        if not question.gold_sqlite:
+            continue
+        key = (question.source.db_slug, " ".join(question.gold_sqlite.lower().split()))
+        if key in first_seen:
+            question.findings.append(Finding("gold_duplicate", f"same gold as {first_seen[key]}"))
+        else:
+            first_seen[key] = question.source.public_id

@@ -1,0 +1,23 @@
+"""The scoring worker: RQ's worker that first sweeps up submissions a dead worker or lost job left behind."""
+
+from __future__ import annotations
+
+import logging
+
+from rq import Worker
+
+logger = logging.getLogger(__name__)
+
+
+class ScoringWorker(Worker):
+    def work(self, *args, **kwargs):
+        from leaderboard.services import requeue_stuck
+
+        try:
+            requeued = requeue_stuck()
+        except Exception as error:  # a sweep that cannot run must not keep the worker from starting
+            logger.warning("start-up sweep skipped: %s", type(error).__name__)
+        else:
+            if requeued:
+                logger.info("start-up sweep re-enqueued submissions %s", requeued)
+        return super().work(*args, **kwargs)

@@ -1,0 +1,148 @@
+"""The JSON API, v1: token-authenticated submissions and the public leaderboard export.
+
+Every error is `{"error": {"code": ..., "message": ..., "details": [...]}}` with the matching status.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+
+from django.conf import settings
+from django.http import HttpRequest, JsonResponse
+from django.urls import reverse
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_GET
+
+from evaluation.models import BenchmarkVersion
+from evaluation.predictions import PredictionFileError
+from leaderboard import services
+from leaderboard.forms import SubmissionForm
+from leaderboard.models import Submission
+from termite_site import ratelimit
+from termite_site.accounts.services import api_token_authenticate
+
+
+def error(status: int, code: str, message: str, details: list[str] | None = None) -> JsonResponse:
+    body = {"error": {"code": code, "message": message, "details": details or []}}
+    return JsonResponse(body, status=status)
+
+
+def token_required(view: Callable) -> Callable:
+    """Authenticate `Authorization: Bearer <token>`; API calls never use the session or CSRF."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args, **kwargs):
+        header = request.headers.get("Authorization", "")
+        scheme, _, raw = header.partition(" ")
+        if scheme.lower() != "bearer" or not raw.strip():
+            response = error(401, "unauthenticated", "Send an API token: Authorization: Bearer <token>.")
+        else:
+            user = api_token_authenticate(raw=raw.strip())
+            if user is None:
+                response = error(401, "invalid_token", "The token is unknown or revoked.")
+            else:
+                request.user = user
+                return view(request, *args, **kwargs)
+        response["WWW-Authenticate"] = 'Bearer realm="termite"'
+        return response
+
+    return csrf_exempt(wrapper)
+
+
+def submission_json(request: HttpRequest, submission: Submission) -> dict:
+    return {
+        "id": submission.pk,
+        "status": submission.status,
+        "model_name": submission.model_name,
+        "public": submission.is_public,
+        "receipt": submission.receipt,
+        "error": submission.failure_reason or None,
+        "scores": submission.scores if submission.status == Submission.Status.SCORED else None,
+        "status_url": request.build_absolute_uri(reverse("api:submission_detail", args=[submission.pk])),
+        "results_url": request.build_absolute_uri(submission.get_absolute_url()),
+    }
+
+
+@token_required
+def submissions(request: HttpRequest) -> JsonResponse:
+    if request.method == "GET":
+        own = request.user.submissions.filter(withdrawn_at__isnull=True).select_related("version")
+        return JsonResponse({"submissions": [submission_json(request, s) for s in own]})
+    if request.method == "POST":
+        return _create(request)
+    return error(405, "method_not_allowed", "Use GET or POST.")
+
+
+def _create(request: HttpRequest) -> JsonResponse:
+    limit, window = settings.TERMITE_UPLOAD_RATE_LIMIT
+    if ratelimit.hit("upload", str(request.user.pk), limit=limit, window=window):
+        return error(429, "rate_limited", "Too many uploads in the last hour. Try again later.")
+    # Refuse an oversized body before Django reads it: the file cap plus room for the model card.
+    if int(request.META.get("CONTENT_LENGTH") or 0) > settings.TERMITE_MAX_UPLOAD_BYTES + 64 * 1024:
+        return error(
+            413, "too_large", f"The upload is larger than {settings.TERMITE_MAX_UPLOAD_BYTES // 1024} KB."
+        )
+    data = request.POST.copy()
+    if "version" in data:
+        version = BenchmarkVersion.objects.filter(label=data["version"]).first()
+        if version is None:
+            return error(400, "invalid", "Invalid submission.", [f"version: no version {data['version']!r}"])
+        if not version.is_published:
+            return error(403, "version_closed", f"{version} is not published; it takes no submissions.")
+        data["version"] = str(version.pk)
+    if "public" in data and "is_public" not in data:
+        data["is_public"] = data["public"]
+    upload = request.FILES.get("predictions")
+    if upload is not None and upload.size > settings.TERMITE_MAX_UPLOAD_BYTES:
+        return error(
+            413,
+            "too_large",
+            f"predictions: the file is larger than {settings.TERMITE_MAX_UPLOAD_BYTES // 1024} KB",
+        )
+    form = SubmissionForm(data, request.FILES)
+    if not form.is_valid():
+        details = [f"{field}: {message}" for field, messages in form.errors.items() for message in messages]
+        return error(400, "invalid", "Invalid submission.", details)
+    try:
+        submission = services.submission_create(
+            user=request.user,
+            version=form.cleaned_data["version"],
+            upload=services.Upload(name=upload.name, data=upload.read()),
+            model_card=form.model_card(),
+        )
+    except PredictionFileError as problem:
+        return error(400, "invalid_predictions", "The predictions file was refused.", problem.errors)
+    except services.QuotaExceeded as problem:
+        return error(429, "quota_exceeded", str(problem))
+    submission.refresh_from_db()
+    response = JsonResponse(submission_json(request, submission), status=201)
+    response["Location"] = reverse("api:submission_detail", args=[submission.pk])
+    return response
+
+
+@require_GET
+@token_required
+def submission_detail(request: HttpRequest, pk: int) -> JsonResponse:
+    submission = Submission.objects.filter(pk=pk, withdrawn_at__isnull=True).select_related("version").first()
+    if submission is None:
+        return error(404, "not_found", f"No submission {pk}.")
+    if submission.user_id != request.user.pk and not request.user.is_staff:
+        visible = (
+            submission.is_public
+            and not submission.is_hidden
+            and submission.status == Submission.Status.SCORED
+        )
+        if not visible:
+            return error(404, "not_found", f"No submission {pk}.")
+        body = submission_json(request, submission)
+        body["receipt"] = None  # the receipt is its owner's
+        return JsonResponse(body)
+    return JsonResponse(submission_json(request, submission))
+
+
+@require_GET
+def openapi(request: HttpRequest) -> JsonResponse:
+    from leaderboard.openapi import openapi_document
+
+    return JsonResponse(openapi_document(server_url=request.build_absolute_uri("/").rstrip("/")))

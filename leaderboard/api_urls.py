@@ -1,0 +1,11 @@
+from django.urls import path
+
+from leaderboard import api
+
+app_name = "api"
+
+urlpatterns = [
+    path("submissions", api.submissions, name="submissions"),
+    path("submissions/<int:pk>", api.submission_detail, name="submission_detail"),
+    path("openapi.json", api.openapi, name="openapi"),
+]

@@ -1,0 +1,23 @@
+from django.core.management.base import BaseCommand
+
+from leaderboard.services import requeue_stuck
+
+
+class Command(BaseCommand):
+    help = (
+        "Re-enqueue submissions left behind: queued without a live job (Redis was down, a job was lost), "
+        "running past TERMITE_STUCK_AFTER_SECONDS (the worker died), or failed for a reason that repairs itself. "
+        "Safe to run at any time and from cron; scoring claims each submission atomically."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--dry-run", action="store_true", help="List what would be re-enqueued, change nothing"
+        )
+
+    def handle(self, *args, dry_run: bool, **options):
+        requeued = requeue_stuck(dry_run=dry_run)
+        verb = "Would re-enqueue" if dry_run else "Re-enqueued"
+        self.stdout.write(
+            f"{verb} {len(requeued)} submission(s){': ' if requeued else '.'}{', '.join(map(str, requeued))}"
+        )

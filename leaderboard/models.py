@@ -1,0 +1,191 @@
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+from evaluation.models import BenchmarkVersion
+
+
+class SubmissionQuerySet(models.QuerySet):
+    def visible_to(self, user) -> SubmissionQuerySet:
+        """What a person may open: public scored submissions, plus their own; staff see everything."""
+        live = self.filter(withdrawn_at__isnull=True)
+        if user.is_authenticated and user.is_staff:
+            return live
+        public = models.Q(is_public=True, is_hidden=False, status=Submission.Status.SCORED)
+        if user.is_authenticated:
+            return live.filter(public | models.Q(user=user))
+        return live.filter(public)
+
+    def counting_towards_quota(self) -> SubmissionQuerySet:
+        # A submission that failed through no fault of the user does not use up their quota; a withdrawn
+        # one does, or withdrawing would let anyone probe the hidden answers without limit.
+        return self.exclude(status=Submission.Status.FAILED)
+
+    def ranked(self, version: BenchmarkVersion) -> SubmissionQuerySet:
+        return self.filter(
+            version=version,
+            status=Submission.Status.SCORED,
+            is_public=True,
+            is_hidden=False,
+            withdrawn_at__isnull=True,
+        )
+
+
+class Submission(models.Model):
+    class Status(models.TextChoices):
+        QUEUED = "queued", _("queued")
+        RUNNING = "running", _("running")
+        SCORED = "scored", _("scored")
+        FAILED = "failed", _("failed")
+
+    class Weights(models.TextChoices):
+        OPEN = "open", _("open weights")
+        CLOSED = "closed", _("closed weights")
+        UNKNOWN = "unknown", _("not said")
+
+    class Approach(models.TextChoices):
+        PROMPTING = "prompting", _("prompting")
+        FINE_TUNING = "fine-tuning", _("fine-tuning")
+        OTHER = "other", _("other")
+
+    class Dialect(models.TextChoices):
+        MYSQL = "mysql", "MySQL"
+        SQLITE = "sqlite", "SQLite"
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="submissions")
+    version = models.ForeignKey(BenchmarkVersion, on_delete=models.PROTECT, related_name="submissions")
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    # The model card.
+    model_name = models.CharField(_("model name"), max_length=120)
+    team = models.CharField(_("team"), max_length=120, blank=True)
+    description = models.TextField(_("description"), max_length=2000, blank=True)
+    model_size = models.CharField(_("model size"), max_length=40, blank=True, help_text=_("e.g. 7B, 70B"))
+    weights = models.CharField(_("weights"), max_length=10, choices=Weights.choices, default=Weights.UNKNOWN)
+    approach = models.CharField(
+        _("approach"), max_length=12, choices=Approach.choices, default=Approach.PROMPTING
+    )
+    paper_url = models.URLField(_("paper URL"), blank=True)
+    code_url = models.URLField(_("code URL"), blank=True)
+    dialect = models.CharField(
+        _("SQL dialect of the predictions"), max_length=10, choices=Dialect.choices, default=Dialect.MYSQL
+    )
+    is_public = models.BooleanField(_("public"), default=False)
+    spider_dev_ea = models.FloatField(
+        _("self-reported Spider dev EA (%)"),
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0), MaxValueValidator(100)],
+    )
+
+    # What was uploaded, and the receipt.
+    predictions = models.JSONField(help_text="question id → predicted SQL, as uploaded.")
+    file_name = models.CharField(max_length=255)
+    file_sha256 = models.CharField(max_length=64)
+    file_format = models.CharField(max_length=20)
+    missing_count = models.PositiveIntegerField(default=0)
+    scorer_version = models.CharField(max_length=20)
+
+    # The lifecycle.
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED, db_index=True)
+    failure_reason = models.TextField(blank=True)
+    failure_retryable = models.BooleanField(default=False)
+    attempts = models.PositiveIntegerField(default=0)
+    enqueued_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    scored_at = models.DateTimeField(null=True, blank=True)
+
+    # The results: `scores` is the object `manage.py score --json` prints; `outcomes` is per question.
+    scores = models.JSONField(null=True, blank=True)
+    outcomes = models.JSONField(null=True, blank=True)
+    ea = models.FloatField(null=True, blank=True, db_index=True)
+    ea_strict = models.FloatField(null=True, blank=True)
+
+    # Moderation.
+    withdrawn_at = models.DateTimeField(null=True, blank=True)
+    is_hidden = models.BooleanField(default=False)
+    is_flagged = models.BooleanField(default=False)
+    moderation_reason = models.CharField(_("public moderation note"), max_length=500, blank=True)
+
+    objects = SubmissionQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["version", "status", "is_public", "is_hidden"])]
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.model_name}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("leaderboard:submission_detail", args=[self.pk])
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in (self.Status.SCORED, self.Status.FAILED)
+
+    @property
+    def receipt(self) -> dict:
+        return {
+            "submission_id": self.pk,
+            "file_name": self.file_name,
+            "file_sha256": self.file_sha256,
+            "benchmark_version": self.version.label,
+            "scorer_version": self.scorer_version,
+            "received_at": self.created_at.isoformat(),
+            "predictions": len(self.predictions),
+            "not_submitted": self.missing_count,
+        }
+
+    def mark_enqueued(self) -> None:
+        self.enqueued_at = timezone.now()
+        self.save(update_fields=["enqueued_at"])
+
+    def mark_failed(self, reason: str, *, retryable: bool) -> None:
+        self.status = self.Status.FAILED
+        self.failure_reason = reason
+        self.failure_retryable = retryable
+        self.save(update_fields=["status", "failure_reason", "failure_retryable"])
+
+    def mark_scored(self, *, scores: dict, outcomes: list[dict]) -> None:
+        self.status = self.Status.SCORED
+        self.scores = scores
+        self.outcomes = outcomes
+        self.ea = scores["overall"]["ea"]
+        self.ea_strict = scores["overall"]["ea_strict"]
+        self.failure_reason = ""
+        self.failure_retryable = False
+        self.scored_at = timezone.now()
+        self.save(
+            update_fields=[
+                "status",
+                "scores",
+                "outcomes",
+                "ea",
+                "ea_strict",
+                "failure_reason",
+                "failure_retryable",
+                "scored_at",
+            ]
+        )
+
+    def withdraw(self) -> None:
+        self.withdrawn_at = timezone.now()
+        self.save(update_fields=["withdrawn_at"])
+
+
+class SubmissionQuota(models.Model):
+    """A user's own limits, set by staff; users without one get the site defaults."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="submission_quota"
+    )
+    per_day = models.PositiveIntegerField()
+    per_version = models.PositiveIntegerField()
+
+    def __str__(self) -> str:
+        return f"{self.user}: {self.per_day}/day, {self.per_version}/version"

@@ -1,0 +1,173 @@
+"""The machine-readable description of the JSON API (OpenAPI 3.1), served at /api/v1/openapi.json."""
+
+from __future__ import annotations
+
+from evaluation.scoring.metrics import OUTCOMES
+
+_ERROR = {
+    "type": "object",
+    "required": ["error"],
+    "properties": {
+        "error": {
+            "type": "object",
+            "required": ["code", "message", "details"],
+            "properties": {
+                "code": {"type": "string"},
+                "message": {"type": "string"},
+                "details": {"type": "array", "items": {"type": "string"}},
+            },
+        }
+    },
+}
+_ACCURACY = {
+    "type": "object",
+    "properties": {"ea": {"type": "number"}, "ea_strict": {"type": "number"}, "n": {"type": "integer"}},
+}
+_SCORES = {
+    "type": "object",
+    "properties": {
+        "version": {"type": "string"},
+        "scorer_version": {"type": "string"},
+        "overall": {
+            "type": "object",
+            "properties": {
+                "ea": {"type": "number", "minimum": 0, "maximum": 1},
+                "ea_strict": {"type": "number", "minimum": 0, "maximum": 1},
+                "ea_ci95": {"type": "array", "items": {"type": "number"}, "minItems": 2, "maxItems": 2},
+                "n": {"type": "integer"},
+                "excluded": {"type": "integer"},
+            },
+        },
+        "per_database": {"type": "object", "additionalProperties": _ACCURACY},
+        "per_hardness": {"type": "object", "additionalProperties": _ACCURACY},
+        "outcomes": {"type": "object", "properties": {name: {"type": "integer"} for name in OUTCOMES}},
+    },
+}
+_SUBMISSION = {
+    "type": "object",
+    "required": ["id", "status", "model_name", "receipt", "error", "scores"],
+    "properties": {
+        "id": {"type": "integer"},
+        "status": {"type": "string", "enum": ["queued", "running", "scored", "failed"]},
+        "model_name": {"type": "string"},
+        "public": {"type": "boolean"},
+        "receipt": {"type": ["object", "null"]},
+        "error": {"type": ["string", "null"]},
+        "scores": {"oneOf": [{"type": "null"}, _SCORES]},
+        "status_url": {"type": "string", "format": "uri"},
+        "results_url": {"type": "string", "format": "uri"},
+    },
+}
+
+
+def _errors(*codes: int) -> dict:
+    return {
+        str(code): {
+            "description": description,
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+        }
+        for code, description in {
+            400: "The request or the predictions file is invalid; `details` lists every problem with its line",
+            401: "No token, or an unknown or revoked token",
+            403: "The benchmark version takes no submissions",
+            404: "No such submission visible to you",
+            413: "The upload is too large",
+            429: "Quota or rate limit exceeded",
+        }.items()
+        if code in codes
+    }
+
+
+def _json(schema: dict, description: str) -> dict:
+    return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+
+def openapi_document(*, server_url: str) -> dict:
+    bearer = [{"token": []}]
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "Termite Portal API", "version": "1.0.0"},
+        "servers": [{"url": server_url}],
+        "components": {
+            "securitySchemes": {"token": {"type": "http", "scheme": "bearer"}},
+            "schemas": {"Error": _ERROR, "Submission": _SUBMISSION, "Scores": _SCORES},
+        },
+        "paths": {
+            "/api/v1/submissions": {
+                "get": {
+                    "summary": "Your own submissions",
+                    "security": bearer,
+                    "responses": {
+                        "200": _json(
+                            {
+                                "type": "object",
+                                "properties": {
+                                    "submissions": {
+                                        "type": "array",
+                                        "items": {"$ref": "#/components/schemas/Submission"},
+                                    }
+                                },
+                            },
+                            "Your submissions, newest first",
+                        ),
+                        **_errors(401),
+                    },
+                },
+                "post": {
+                    "summary": "Upload predictions with a model card",
+                    "security": bearer,
+                    "requestBody": {
+                        "required": True,
+                        "content": {
+                            "multipart/form-data": {
+                                "schema": {
+                                    "type": "object",
+                                    "required": ["predictions", "model_name"],
+                                    "properties": {
+                                        "predictions": {"type": "string", "format": "binary"},
+                                        "model_name": {"type": "string"},
+                                        "version": {
+                                            "type": "string",
+                                            "description": "Default: the latest published",
+                                        },
+                                        "public": {"type": "boolean"},
+                                        "team": {"type": "string"},
+                                        "description": {"type": "string"},
+                                        "model_size": {"type": "string"},
+                                        "weights": {"type": "string", "enum": ["open", "closed", "unknown"]},
+                                        "approach": {
+                                            "type": "string",
+                                            "enum": ["prompting", "fine-tuning", "other"],
+                                        },
+                                        "dialect": {"type": "string", "enum": ["mysql", "sqlite"]},
+                                        "paper_url": {"type": "string", "format": "uri"},
+                                        "code_url": {"type": "string", "format": "uri"},
+                                        "spider_dev_ea": {"type": "number", "minimum": 0, "maximum": 100},
+                                    },
+                                }
+                            }
+                        },
+                    },
+                    "responses": {
+                        "201": _json(
+                            {"$ref": "#/components/schemas/Submission"}, "Accepted and queued for scoring"
+                        ),
+                        **_errors(400, 401, 403, 413, 429),
+                    },
+                },
+            },
+            "/api/v1/submissions/{id}": {
+                "get": {
+                    "summary": "One submission: status, receipt and, once scored, the scores",
+                    "security": bearer,
+                    "parameters": [
+                        {"name": "id", "in": "path", "required": True, "schema": {"type": "integer"}}
+                    ],
+                    "responses": {
+                        "200": _json({"$ref": "#/components/schemas/Submission"}, "The submission"),
+                        **_errors(401, 404),
+                    },
+                }
+            },
+        },
+    }

@@ -1,0 +1,40 @@
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.utils import timezone
+
+from evaluation.models import BenchmarkVersion
+from leaderboard.models import Submission, SubmissionQuota
+
+QUOTA_WINDOW = timedelta(hours=24)
+
+
+@dataclass(frozen=True)
+class Quota:
+    per_day: int
+    per_version: int
+    used_today: int
+    used_for_version: int
+    next_free_at: datetime | None
+
+    @property
+    def left_today(self) -> int:
+        return max(0, min(self.per_day - self.used_today, self.per_version - self.used_for_version))
+
+
+def quota_for(*, user, version: BenchmarkVersion, now: datetime | None = None) -> Quota:
+    now = now or timezone.now()
+    own = SubmissionQuota.objects.filter(user=user).first()
+    counted = Submission.objects.filter(user=user).counting_towards_quota()
+    window = counted.filter(created_at__gte=now - QUOTA_WINDOW)
+    oldest = window.order_by("created_at").values_list("created_at", flat=True).first()
+    return Quota(
+        per_day=own.per_day if own else settings.TERMITE_DAILY_QUOTA,
+        per_version=own.per_version if own else settings.TERMITE_VERSION_QUOTA,
+        used_today=window.count(),
+        used_for_version=counted.filter(version=version).count(),
+        next_free_at=oldest + QUOTA_WINDOW if oldest else None,
+    )

@@ -1,0 +1,227 @@
+"""Writes for submissions: accepting an upload, queueing, scoring, sweeping, withdrawing, moderating."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from evaluation.models import BenchmarkVersion
+from evaluation.predictions import parse_predictions
+from evaluation.queue import scoring_queue
+from evaluation.scoring.score import SCORER_VERSION
+from evaluation.selectors import question_ids_by_database
+from leaderboard import selectors
+from leaderboard.models import Submission
+
+logger = logging.getLogger(__name__)
+
+MODEL_CARD_FIELDS = (
+    "model_name",
+    "team",
+    "description",
+    "model_size",
+    "weights",
+    "approach",
+    "paper_url",
+    "code_url",
+    "dialect",
+    "is_public",
+    "spider_dev_ea",
+)
+
+
+class QuotaExceeded(Exception):
+    """The user has used up a submission quota; the message says which and when it frees up."""
+
+
+@dataclass(frozen=True)
+class Upload:
+    name: str
+    data: bytes
+
+
+def submission_create(*, user, version: BenchmarkVersion, upload: Upload, model_card: dict) -> Submission:
+    """Validate the file completely, check the quotas, store the submission, enqueue it after commit.
+
+    Raises PredictionFileError (with every problem and its line) or QuotaExceeded; nothing is stored then.
+    """
+    predictions = parse_predictions(
+        upload.data,
+        filename=upload.name,
+        questions_by_database=question_ids_by_database(version=version),
+        max_file_bytes=settings.TERMITE_MAX_UPLOAD_BYTES,
+        max_sql_chars=settings.TERMITE_MAX_SQL_CHARS,
+    )
+    with transaction.atomic():
+        # Serialise one user's uploads so that two at once cannot both squeeze under the quota.
+        type(user).objects.select_for_update().filter(pk=user.pk).first()
+        _check_quota(user=user, version=version)
+        submission = Submission.objects.create(
+            user=user,
+            version=version,
+            predictions=predictions.sql,
+            file_name=upload.name[:255],
+            file_sha256=hashlib.sha256(upload.data).hexdigest(),
+            file_format=predictions.format,
+            missing_count=len(predictions.missing),
+            scorer_version=SCORER_VERSION,
+            **{name: model_card[name] for name in MODEL_CARD_FIELDS if name in model_card},
+        )
+        transaction.on_commit(lambda: submission_enqueue(submission=submission))
+    return submission
+
+
+def _check_quota(*, user, version: BenchmarkVersion) -> None:
+    quota = selectors.quota_for(user=user, version=version)
+    if quota.used_today >= quota.per_day:
+        raise QuotaExceeded(
+            f"You have used your {quota.per_day} submissions of the last 24 hours; the next one frees up at "
+            f"{quota.next_free_at:%Y-%m-%d %H:%M} UTC."
+        )
+    if quota.used_for_version >= quota.per_version:
+        raise QuotaExceeded(f"You have used all {quota.per_version} submissions allowed for {version}.")
+
+
+def submission_enqueue(*, submission: Submission) -> bool:
+    """Put the submission on the scoring queue; False (and it stays queued for the sweeper) if Redis is down.
+
+    With no Redis the queue is in-process, so this scores the submission before returning.
+    """
+    from evaluation.jobs import score_submission
+
+    submission.mark_enqueued()
+    try:
+        scoring_queue().enqueue(score_submission, submission.pk, job_id=job_id(submission))
+    except Exception as error:  # the queue being unreachable must not lose or fail the upload
+        logger.warning(
+            "submission %s stays queued: could not enqueue (%s)", submission.pk, type(error).__name__
+        )
+        Submission.objects.filter(pk=submission.pk).update(enqueued_at=None)
+        return False
+    return True
+
+
+def requeue_stuck(*, now=None, dry_run: bool = False) -> list[int]:
+    """Re-enqueue what a lost job or a dead worker left behind; safe to run any time, from anywhere.
+
+    - `queued` with no live job: Redis was down at upload time, or the job was lost from the queue;
+    - `running` for longer than TERMITE_STUCK_AFTER_SECONDS: the worker died mid-job;
+    - `failed` for a reason that repairs itself (a database copy was unreadable).
+    Each is tried at most TERMITE_MAX_ATTEMPTS times, then fails for good. Scoring claims its row
+    atomically, so a submission re-enqueued while its first job still runs is scored once all the same.
+    """
+    now = now or timezone.now()
+    stale = now - timedelta(seconds=settings.TERMITE_STUCK_AFTER_SECONDS)
+    requeued = []
+    for submission in Submission.objects.filter(_stuck(stale)):
+        if submission.status == Submission.Status.QUEUED and _job_alive(submission):
+            continue
+        if dry_run:
+            requeued.append(submission.pk)
+            continue
+        retried = _reset_for_retry(pk=submission.pk, stale=stale)
+        if retried is not None:
+            requeued.append(retried.pk)
+            submission_enqueue(submission=retried)
+    return requeued
+
+
+def _stuck(stale) -> Q:
+    return Q(withdrawn_at__isnull=True) & (
+        Q(status=Submission.Status.QUEUED)
+        | Q(status=Submission.Status.RUNNING, started_at__lt=stale)
+        | Q(status=Submission.Status.FAILED, failure_retryable=True)
+    )
+
+
+def job_id(submission: Submission) -> str:
+    # A new id for every attempt: a retried submission must not collide with its dead job's record.
+    return f"submission-{submission.pk}-{submission.attempts}"
+
+
+def _job_alive(submission: Submission) -> bool:
+    if submission.enqueued_at is None or not settings.REDIS_URL:
+        return False
+    try:
+        job = scoring_queue().fetch_job(job_id(submission))
+        return job is not None and job.get_status(refresh=True) in (
+            "queued",
+            "started",
+            "deferred",
+            "scheduled",
+        )
+    except Exception:  # Redis down: say "not alive" and let enqueueing fail softly, keeping it queued
+        return False
+
+
+def _reset_for_retry(*, pk: int, stale) -> Submission | None:
+    with transaction.atomic():
+        submission = Submission.objects.select_for_update().filter(Q(pk=pk) & _stuck(stale)).first()
+        if submission is None:
+            return None
+        if submission.attempts >= settings.TERMITE_MAX_ATTEMPTS:
+            submission.mark_failed(
+                f"Scoring was attempted {submission.attempts} times without finishing; an admin has been told.",
+                retryable=False,
+            )
+            return None
+        submission.status = Submission.Status.QUEUED
+        submission.started_at = None
+        submission.save(update_fields=["status", "started_at"])
+        return submission
+
+
+def submission_withdraw(*, submission: Submission) -> None:
+    """The owner takes a submission off the portal. It still counts towards the quota (see the QuerySet)."""
+    submission.withdraw()
+    leaderboard_changed(version=submission.version)
+
+
+def submission_moderate(*, submission: Submission, hidden: bool, flagged: bool, reason: str) -> None:
+    submission.is_hidden = hidden
+    submission.is_flagged = flagged
+    submission.moderation_reason = reason.strip()
+    submission.save(update_fields=["is_hidden", "is_flagged", "moderation_reason"])
+    leaderboard_changed(version=submission.version)
+
+
+def leaderboard_changed(*, version: BenchmarkVersion) -> None:
+    """Drop the cached ranking of a version; the leaderboard pages rebuild it on their next request."""
+    from django.core.cache import cache
+
+    cache.delete(f"leaderboard:{version.label}")
+
+
+def submission_score(*, submission_id: int) -> str:
+    """Score one submission; claims its row first, so a retry or a second worker never scores it twice."""
+    from evaluation.grading import DatabaseUnavailable, outcome_rows, score_version
+
+    claimed = Submission.objects.filter(
+        pk=submission_id, status=Submission.Status.QUEUED, withdrawn_at__isnull=True
+    ).update(status=Submission.Status.RUNNING, started_at=timezone.now(), attempts=F("attempts") + 1)
+    if claimed != 1:
+        return "skipped: not queued"
+    submission = Submission.objects.select_related("version").get(pk=submission_id)
+    try:
+        report = score_version(
+            version=submission.version, predictions=submission.predictions, dialect=submission.dialect
+        )
+    except DatabaseUnavailable as error:
+        logger.error("submission %s: %s", submission_id, error)
+        submission.mark_failed(str(error), retryable=True)
+        return "failed"
+    except Exception as error:
+        # Only the type: a message could quote a query, and logs must never hold gold.
+        logger.error("submission %s: scoring stopped by %s", submission_id, type(error).__name__)
+        submission.mark_failed("An internal error stopped scoring; it will be retried.", retryable=True)
+        return "failed"
+    submission.mark_scored(scores=report.as_dict(), outcomes=outcome_rows(report))
+    leaderboard_changed(version=submission.version)
+    return "scored"

@@ -1,0 +1,113 @@
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET, require_POST
+
+from evaluation.models import BenchmarkVersion
+from evaluation.predictions import PredictionFileError
+from leaderboard import charts, presenters, selectors, services
+from leaderboard.forms import SubmissionForm
+from leaderboard.models import Submission
+from termite_site import ratelimit
+
+
+@login_required
+def submission_new(request: HttpRequest) -> HttpResponse:
+    form = SubmissionForm(request.POST or None, request.FILES or None)
+    version = BenchmarkVersion.objects.latest_published()
+    status = 200
+    if request.method == "POST":
+        limit, window = settings.TERMITE_UPLOAD_RATE_LIMIT
+        if ratelimit.hit("upload", str(request.user.pk), limit=limit, window=window):
+            form.add_error(None, _("Too many uploads in the last hour. Try again later."))
+            status = 429
+        elif form.is_valid():
+            upload = form.cleaned_data["predictions"]
+            try:
+                submission = services.submission_create(
+                    user=request.user,
+                    version=form.cleaned_data["version"],
+                    upload=services.Upload(
+                        name=upload.name, data=upload.read(settings.TERMITE_MAX_UPLOAD_BYTES + 1)
+                    ),
+                    model_card=form.model_card(),
+                )
+            except PredictionFileError as error:
+                for message in error.errors:
+                    form.add_error("predictions", message)
+            except services.QuotaExceeded as error:
+                form.add_error(None, str(error))
+                status = 429
+            else:
+                if submission.missing_count:
+                    messages.warning(
+                        request,
+                        _("%(n)s questions have no prediction and count as not submitted.")
+                        % {"n": submission.missing_count},
+                    )
+                messages.success(request, _("Submission #%(id)s received.") % {"id": submission.pk})
+                return redirect(submission)
+        if form.errors and status == 200:
+            status = 400
+    quota = selectors.quota_for(user=request.user, version=version) if version else None
+    return render(
+        request,
+        "leaderboard/submission_new.html",
+        {"form": form, "quota": quota, "version": version},
+        status=status,
+    )
+
+
+@require_GET
+@login_required
+def submission_list(request: HttpRequest) -> HttpResponse:
+    submissions = request.user.submissions.filter(withdrawn_at__isnull=True).select_related("version")
+    return render(request, "leaderboard/submission_list.html", {"submissions": submissions})
+
+
+def _visible_submission(request: HttpRequest, pk: int) -> Submission:
+    return get_object_or_404(
+        Submission.objects.visible_to(request.user).select_related("version", "user"), pk=pk
+    )
+
+
+@require_GET
+def submission_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    submission = _visible_submission(request, pk)
+    is_owner = request.user == submission.user
+    context = {"submission": submission, "is_owner": is_owner}
+    if submission.status == Submission.Status.SCORED:
+        context["tables"] = presenters.score_tables(submission.scores)
+        context["chart"] = charts.results_bars(submission.scores)
+    if is_owner or request.user.is_staff:
+        context["own_outcomes"] = presenters.owner_outcomes(submission)
+    return render(request, "leaderboard/submission_detail.html", context)
+
+
+@require_GET
+def submission_status(request: HttpRequest, pk: int) -> JsonResponse:
+    submission = _visible_submission(request, pk)
+    return JsonResponse(
+        {
+            "id": submission.pk,
+            "status": submission.status,
+            "finished": submission.is_finished,
+            "error": submission.failure_reason or None,
+        }
+    )
+
+
+@require_POST
+@login_required
+def submission_withdraw(request: HttpRequest, pk: int) -> HttpResponse:
+    submission = Submission.objects.filter(user=request.user, withdrawn_at__isnull=True, pk=pk).first()
+    if submission is None:
+        raise Http404("No such submission of yours.")
+    services.submission_withdraw(submission=submission)
+    messages.success(request, _("Submission #%(id)s was withdrawn.") % {"id": submission.pk})
+    return redirect("leaderboard:submission_list")

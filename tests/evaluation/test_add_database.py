@@ -1,0 +1,178 @@
+"""Adding a database to a draft version: built, validated, stored whole or not at all."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from evaluation.models import BenchmarkVersion, Database, Question, ValidationReport
+from evaluation.services import (
+    DEMO_DIR,
+    VersionStateError,
+    database_add,
+    databases_dir,
+    version_create_draft,
+    version_publish,
+)
+from evaluation.sources import SourceError, database_source_from_files
+
+pytestmark = pytest.mark.django_db
+
+DUMP = """CREATE DATABASE negozio; USE negozio;
+CREATE TABLE clienti (id INT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, nome VARCHAR(40), citta VARCHAR(40))
+  ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+INSERT INTO clienti (nome, citta) VALUES ('Ada', 'Roma'), ('Bruno', 'roma'), ('Carla', 'Milano');
+"""
+
+
+def questions_jsonl(*items) -> bytes:
+    return "\n".join(json.dumps(item) for item in items).encode()
+
+
+GOOD_QUESTIONS = questions_jsonl(
+    {
+        "question": "Quanti clienti abitano a Roma?",
+        "gold_sql": "SELECT COUNT(*) FROM clienti WHERE citta = 'ROMA'",
+    },
+    {"question": "Elenca i nomi dei clienti", "gold_sql": "SELECT nome FROM clienti"},
+    {"question": "Domanda rotta", "gold_sql": "SELECT nome FROM clienti_inesistenti"},
+    {"question": "Nessuno", "gold_sql": "SELECT nome FROM clienti WHERE citta = 'Napoli'"},
+    {"question": "Il primo", "gold_sql": "SELECT nome FROM clienti LIMIT 1"},
+)
+
+
+@pytest.fixture
+def draft():
+    return version_create_draft(label="draft-1", name="Prova")
+
+
+def add(version, dump=DUMP, questions=GOOD_QUESTIONS, **kwargs):
+    database, question_sources = database_source_from_files(
+        dump=dump.encode(), dump_name="negozio.sql", questions=questions, questions_name="q.jsonl", **kwargs
+    )
+    return database_add(version=version, database=database, questions=question_sources)
+
+
+def test_a_database_is_built_and_its_questions_validated(draft):
+    report = add(draft)
+    database = Database.objects.get(version=draft, slug="negozio")
+    assert (database.table_count, database.row_count) == (1, 3)
+    assert database.sqlite_path.is_file()
+    statuses = dict(Question.objects.filter(version=draft).values_list("public_id", "status"))
+    assert statuses == {
+        "negozio-001": "valid",
+        "negozio-002": "valid",
+        "negozio-003": "invalid",
+        "negozio-004": "valid",
+        "negozio-005": "valid",
+    }
+    codes = {q.public_id: [p["code"] for p in q.problems] for q in Question.objects.filter(version=draft)}
+    assert codes["negozio-003"] == ["gold_fails"]
+    assert codes["negozio-004"] == ["gold_empty"]
+    assert codes["negozio-005"] == ["gold_order_dependent"]
+    assert "negozio: 1 tables, 3 rows (clienti 3)" in report.text
+    assert "questions: 5, valid 4" in report.text
+
+
+def test_the_built_copy_compares_text_without_case_like_mysql(draft):
+    from evaluation.scoring.sandbox import Sandbox
+
+    add(draft)
+    database = Database.objects.get(version=draft)
+    with Sandbox() as sandbox:
+        execution = sandbox.execute(database.sqlite_path, "SELECT COUNT(*) FROM clienti WHERE citta = 'ROMA'")
+    assert execution.rows == ((2,),)
+
+
+def test_a_dump_that_does_not_parse_is_refused_with_its_line_and_nothing_is_stored(draft):
+    bad = DUMP + "INSERT INTO clienti VALUES (;\n"
+    with pytest.raises(SourceError, match=r"database negozio: .*line 5"):
+        add(draft, dump=bad)
+    assert not Database.objects.exists()
+    assert not Question.objects.exists()
+
+
+def test_a_question_file_with_a_bad_line_is_refused_before_building(draft):
+    with pytest.raises(SourceError, match="q.jsonl: line 2: field 'gold_sql'"):
+        add(draft, questions=questions_jsonl({"question": "A?", "gold_sql": "SELECT 1"}, {"question": "B?"}))
+
+
+def test_a_published_version_takes_no_new_database(draft):
+    add(draft)
+    version_publish(version=draft)
+    with pytest.raises(VersionStateError, match="is published"):
+        add(draft, slug="altro")
+
+
+def test_the_same_database_name_cannot_be_added_twice(draft):
+    add(draft)
+    with pytest.raises(SourceError, match="already has a database 'negozio'"):
+        add(draft)
+
+
+def test_a_failure_while_storing_leaves_no_rows_and_no_new_files(draft, monkeypatch):
+    before = set(databases_dir().glob("*")) if databases_dir().exists() else set()
+
+    def explode(*args, **kwargs):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(Question.objects, "bulk_create", explode)
+    with pytest.raises(RuntimeError, match="disk full"):
+        add(draft, dump=DUMP.replace("'Milano'", "'Torino'"))
+    assert not Database.objects.exists()
+    assert not ValidationReport.objects.exists()
+    assert set(databases_dir().glob("*")) == before
+
+
+def test_the_command_adds_a_database_and_prints_the_report(draft, tmp_path, capsys):
+    (tmp_path / "negozio.sql").write_text(DUMP)
+    (tmp_path / "q.jsonl").write_bytes(GOOD_QUESTIONS)
+    call_command(
+        "add_database",
+        "--version",
+        "draft-1",
+        "--dump",
+        str(tmp_path / "negozio.sql"),
+        "--questions",
+        str(tmp_path / "q.jsonl"),
+    )
+    out = capsys.readouterr().out
+    assert "negozio-003: gold_fails" in out
+    assert "Added negozio to Prova draft-1 (5 questions)." in out
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--version", "nope"], "No benchmark version 'nope'"),
+        (["--version", "draft-1", "--questions", "/no/such/file.jsonl"], "/no/such/file.jsonl: No such file"),
+    ],
+)
+def test_the_command_refuses_bad_arguments_with_one_line(draft, tmp_path, arguments, message):
+    (tmp_path / "negozio.sql").write_text(DUMP)
+    (tmp_path / "q.jsonl").write_bytes(GOOD_QUESTIONS)
+    defaults = {"--dump": str(tmp_path / "negozio.sql"), "--questions": str(tmp_path / "q.jsonl")}
+    for flag, value in defaults.items():
+        if flag not in arguments:
+            arguments = [*arguments, flag, value]
+    with pytest.raises(CommandError, match=message):
+        call_command("add_database", *arguments)
+
+
+def test_the_demo_benchmark_loads_with_every_hardness_level(demo_version):
+    assert demo_version.is_published
+    assert sorted(demo_version.databases.values_list("slug", flat=True)) == ["biblioteca", "ciclismo"]
+    levels = set(demo_version.questions.values_list("hardness", flat=True))
+    assert levels == {"easy", "medium", "hard", "extra"}
+    assert demo_version.questions.count() == demo_version.questions.scored().count()
+    expected = json.loads((DEMO_DIR / "expected_hardness.json").read_text())
+    assert dict(demo_version.questions.values_list("public_id", "hardness")) == expected
+
+
+def test_loading_the_demo_twice_changes_nothing(demo_version):
+    from evaluation.services import demo_benchmark_load
+
+    assert demo_benchmark_load() is None
+    assert BenchmarkVersion.objects.filter(label=demo_version.label).count() == 1

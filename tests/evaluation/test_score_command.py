@@ -1,0 +1,117 @@
+"""`manage.py score`: offline scoring of a predictions file, as a table or as JSON scripts rely on."""
+
+from __future__ import annotations
+
+import json
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from evaluation.services import DEMO_DIR
+
+pytestmark = pytest.mark.django_db
+
+
+def demo_gold() -> dict[str, str]:
+    gold = {}
+    for slug in ("biblioteca", "ciclismo"):
+        for line in (DEMO_DIR / f"{slug}.jsonl").read_text().splitlines():
+            item = json.loads(line)
+            gold[item["id"]] = item["gold_sql"]
+    return gold
+
+
+def score(*args) -> str:
+    out = StringIO()
+    call_command("score", *map(str, args), stdout=out)
+    return out.getvalue()
+
+
+def write_jsonl(path, predictions: dict[str, str]):
+    path.write_text("\n".join(json.dumps({"question_id": q, "sql": s}) for q, s in predictions.items()))
+    return path
+
+
+def test_the_gold_scores_every_question_and_the_json_has_the_promised_shape(demo_version, tmp_path):
+    result = json.loads(score(write_jsonl(tmp_path / "p.jsonl", demo_gold()), "--json"))
+    assert set(result) == {"version", "scorer_version", "overall", "per_database", "per_hardness", "outcomes"}
+    assert result["version"] == str(demo_version)
+    assert result["overall"]["ea"] == 1.0 and result["overall"]["ea_strict"] == 1.0
+    assert result["overall"]["ea_ci95"] == [1.0, 1.0]
+    assert result["overall"]["n"] == 23 and result["overall"]["excluded"] == 0
+    assert set(result["per_database"]) == {"biblioteca", "ciclismo"}
+    assert set(result["per_hardness"]) == {"easy", "medium", "hard", "extra"}
+    assert result["outcomes"]["correct"] == 23
+
+
+def test_missing_and_wrong_predictions_lower_the_score(demo_version, tmp_path):
+    gold = demo_gold()
+    predictions = dict(list(gold.items())[:10])
+    predictions["biblioteca-001"] = "SELECT 42"
+    predictions["biblioteca-002"] = "SELEC nonsense"
+    result = json.loads(score(write_jsonl(tmp_path / "p.jsonl", predictions), "--json"))
+    outcomes = result["outcomes"]
+    assert outcomes["correct"] == 8
+    assert outcomes["wrong_result"] == 1
+    assert outcomes["syntax_error"] == 1
+    assert outcomes["not_submitted"] == 13
+    assert result["overall"]["ea"] == pytest.approx(8 / 23)
+    lo, hi = result["overall"]["ea_ci95"]
+    assert lo <= 8 / 23 <= hi
+
+
+def test_the_table_reads_like_the_papers_table(demo_version, tmp_path):
+    table = score(write_jsonl(tmp_path / "p.jsonl", demo_gold()))
+    assert "database" in table and "EA %" in table
+    assert any(line.startswith("biblioteca") and "100.00" in line for line in table.splitlines())
+    assert any(line.startswith("overall") and "95% CI" in line for line in table.splitlines())
+
+
+def test_the_authors_folder_layout_is_scored_like_jsonl(demo_version, tmp_path):
+    gold = demo_gold()
+    for slug in ("biblioteca", "ciclismo"):
+        folder = tmp_path / "run" / slug
+        folder.mkdir(parents=True)
+        lines = [
+            f"{' '.join(sql.split())}\t{slug}" for qid, sql in sorted(gold.items()) if qid.startswith(slug)
+        ]
+        (folder / "predict.txt").write_text("\n".join(lines) + "\n")
+    result = json.loads(score(tmp_path / "run", "--json"))
+    assert result["overall"]["ea"] == 1.0
+
+
+def test_sqlite_predictions_are_declared_with_dialect(demo_version, tmp_path):
+    result = json.loads(
+        score(
+            write_jsonl(
+                tmp_path / "p.jsonl", {"biblioteca-001": "SELECT COUNT(*) FROM soci WHERE citta = 'Roma'"}
+            ),
+            "--dialect",
+            "sqlite",
+            "--json",
+        )
+    )
+    assert result["outcomes"]["correct"] == 1
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("{oops", "p.jsonl: line 1: not a JSON object"),
+        ('{"question_id": "nope-001", "sql": "SELECT 1"}', "unknown question 'nope-001'"),
+        ("", "p.jsonl: the file is empty"),
+    ],
+)
+def test_bad_input_is_one_line_and_a_non_zero_exit(demo_version, tmp_path, content, message):
+    path = tmp_path / "p.jsonl"
+    path.write_text(content)
+    with pytest.raises(CommandError, match=message):
+        score(path)
+
+
+def test_an_unknown_version_or_file_is_refused(demo_version, tmp_path):
+    with pytest.raises(CommandError, match="No benchmark version 'nope'"):
+        score(tmp_path / "p.jsonl", "--version", "nope")
+    with pytest.raises(CommandError, match="No such file"):
+        score(tmp_path / "absent.jsonl")

@@ -1,0 +1,197 @@
+"""Staff pages: drafts, adding databases by upload, reports, exclusions, publishing; never the gold."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+
+from evaluation.models import BenchmarkVersion, Question, ValidationReport
+from evaluation.services import DEMO_DIR, version_create_draft
+from tests.evaluation.gold_leaks import assert_no_gold, gold_texts
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def draft():
+    return version_create_draft(label="draft-2", name="Termite")
+
+
+def upload_form(**overrides):
+    data = {
+        "dump": SimpleUploadedFile("ciclismo.sql", (DEMO_DIR / "ciclismo.sql").read_bytes()),
+        "questions": SimpleUploadedFile("ciclismo.jsonl", (DEMO_DIR / "ciclismo.jsonl").read_bytes()),
+        "display_name": "Ciclismo",
+        "dialect": "mysql",
+    }
+    data.update(overrides)
+    return data
+
+
+def test_anonymous_visitors_are_sent_to_log_in(client, draft):
+    for url in [reverse("staff:home"), reverse("staff:version", args=[draft.label])]:
+        response = client.get(url)
+        assert response.status_code == 302 and reverse("accounts:login") in response.url
+
+
+def test_participants_are_refused_every_staff_page(client, owner, draft, demo_version):
+    client.force_login(owner)
+    report = demo_version.reports.first()
+    question = demo_version.questions.first()
+    gets = [
+        reverse("staff:home"),
+        reverse("staff:version", args=[draft.label]),
+        reverse("staff:database_add", args=[draft.label]),
+        reverse("staff:report", args=[report.pk]),
+    ]
+    posts = [
+        reverse("staff:publish", args=[draft.label]),
+        reverse("staff:question_exclusion", args=[question.pk]),
+        reverse("staff:import_archive"),
+    ]
+    for url in gets:
+        assert client.get(url).status_code == 403, url
+    for url in posts:
+        assert client.post(url).status_code == 403, url
+
+
+def test_staff_create_a_draft_derived_from_a_version(client, staff, demo_version):
+    client.force_login(staff)
+    response = client.post(
+        reverse("staff:home"),
+        {
+            "draft-label": "demo-1.1",
+            "draft-name": "Termite demo",
+            "draft-notes": "fix",
+            "draft-derived_from": demo_version.pk,
+        },
+    )
+    assert response.status_code == 302
+    new = BenchmarkVersion.objects.get(label="demo-1.1")
+    assert not new.is_published
+    assert new.questions.count() == demo_version.questions.count()
+    assert new.databases.count() == 2
+
+
+def test_a_duplicate_label_is_refused_on_the_form(client, staff, draft):
+    client.force_login(staff)
+    response = client.post(reverse("staff:home"), {"draft-label": draft.label, "draft-name": "X"})
+    assert response.status_code == 200
+    assert "already exists" in response.content.decode()
+
+
+def test_staff_add_a_database_by_upload_then_read_its_report(client, staff, draft):
+    client.force_login(staff)
+    response = client.post(reverse("staff:database_add", args=[draft.label]), upload_form())
+    assert response.status_code == 302
+    report = ValidationReport.objects.get(version=draft)
+    assert response.url == reverse("staff:report", args=[report.pk])
+    page = client.get(response.url)
+    assert "ciclismo:" in page.content.decode()
+    assert_no_gold(page.content, gold_texts(), where="report")
+    version_page = client.get(reverse("staff:version", args=[draft.label]))
+    assert_no_gold(version_page.content, gold_texts(), where="staff version page")
+    assert "ciclismo-001" in version_page.content.decode()
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (
+            {"questions": SimpleUploadedFile("q.jsonl", b'{"question": "x"}\n')},
+            "q.jsonl: line 1: field &#x27;gold_sql&#x27;",
+        ),
+        ({"dump": SimpleUploadedFile("ciclismo.sql", b"")}, "The submitted file is empty."),
+        ({"dump": SimpleUploadedFile("ciclismo.sql", b"CREATE TABLE (;")}, "database ciclismo:"),
+        ({"slug": "Not Valid"}, "Use lower-case letters"),
+    ],
+)
+def test_bad_uploads_are_refused_with_a_precise_message_and_store_nothing(
+    client, staff, draft, overrides, message
+):
+    client.force_login(staff)
+    response = client.post(reverse("staff:database_add", args=[draft.label]), upload_form(**overrides))
+    assert response.status_code == 400
+    assert message in response.content.decode()
+    assert not draft.databases.exists()
+
+
+def test_staff_exclude_a_question_with_a_reason_and_publish(client, staff, draft):
+    client.force_login(staff)
+    client.post(reverse("staff:database_add", args=[draft.label]), upload_form())
+    question = draft.questions.first()
+    client.post(
+        reverse("staff:question_exclusion", args=[question.pk]), {"excluded": "on", "reason": "ambigua"}
+    )
+    question.refresh_from_db()
+    assert (question.status, question.status_reason) == (Question.Status.EXCLUDED, "ambigua")
+    response = client.post(reverse("staff:publish", args=[draft.label]))
+    assert response.status_code == 302
+    draft.refresh_from_db()
+    assert draft.is_published
+    client.post(reverse("staff:question_exclusion", args=[question.pk]), {"excluded": ""})
+    question.refresh_from_db()
+    assert question.status == Question.Status.EXCLUDED, "a published version is frozen"
+
+
+def test_an_exclusion_needs_a_reason(client, staff, draft):
+    client.force_login(staff)
+    client.post(reverse("staff:database_add", args=[draft.label]), upload_form())
+    question = draft.questions.first()
+    client.post(reverse("staff:question_exclusion", args=[question.pk]), {"excluded": "on", "reason": " "})
+    question.refresh_from_db()
+    assert question.status == Question.Status.VALID
+
+
+def test_an_empty_draft_cannot_be_published(client, staff, draft):
+    client.force_login(staff)
+    response = client.post(reverse("staff:publish", args=[draft.label]), follow=True)
+    assert "has no scorable question" in response.content.decode()
+    draft.refresh_from_db()
+    assert not draft.is_published
+
+
+def test_state_changing_staff_pages_take_post_only(client, staff, draft, demo_version):
+    client.force_login(staff)
+    question = demo_version.questions.first()
+    for url in [
+        reverse("staff:publish", args=[draft.label]),
+        reverse("staff:question_exclusion", args=[question.pk]),
+        reverse("staff:import_archive"),
+    ]:
+        assert client.get(url).status_code == 405, url
+
+
+def test_a_bad_archive_upload_is_refused_with_a_message(client, staff):
+    client.force_login(staff)
+    response = client.post(
+        reverse("staff:import_archive"),
+        {
+            "import-archive": SimpleUploadedFile("Termite.zip", b"not a zip at all"),
+            "import-password": "x",
+            "import-label": "9.9",
+        },
+    )
+    assert response.status_code == 400
+    assert "Termite.zip: not a zip archive" in response.content.decode()
+    assert not BenchmarkVersion.objects.filter(label="9.9").exists()
+
+
+def test_the_django_admin_never_shows_gold(client, django_user_model, demo_version):
+    admin = django_user_model.objects.create_superuser("root", "root@example.org", "pw-123456789")
+    client.force_login(admin)
+    golds = gold_texts()
+    question = demo_version.questions.first()
+    for url in [
+        reverse("admin:evaluation_question_changelist"),
+        reverse("admin:evaluation_question_change", args=[question.pk]),
+        reverse("admin:evaluation_database_changelist"),
+        reverse("admin:evaluation_validationreport_changelist"),
+    ]:
+        response = client.get(url)
+        assert response.status_code == 200, url
+        assert_no_gold(response.content, golds, where=url)
+    assert json.dumps(question.problems)  # findings are plain data
