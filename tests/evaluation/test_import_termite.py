@@ -150,3 +150,20 @@ def test_a_bad_version_label_is_refused(termite_archive):
         call_command(
             "import_termite", str(termite_archive), "--password", TERMITE_PASSWORD, "--version", "a b"
         )
+
+
+def test_the_gold_submitted_as_predictions_scores_every_valid_question(termite_archive, without_reference):
+    from evaluation.grading import score_version
+    from evaluation.sources import read_termite_archive
+
+    import_archive(termite_archive)
+    version = BenchmarkVersion.objects.get(label="1.0")
+    source = read_termite_archive(termite_archive, TERMITE_PASSWORD)
+    report = score_version(version=version, predictions={q.public_id: q.gold_sql for q in source.questions})
+    scores = report.as_dict()
+    valid = version.questions.scored().count()
+    assert scores["overall"]["n"] == valid and scores["overall"]["excluded"] == 202 - valid
+    wrong = sorted(q.question_id for q in report.questions if q.outcome not in ("correct", "excluded"))
+    assert wrong == []
+    assert scores["overall"]["ea"] == 1.0
+    assert scores["overall"]["ea_strict"] == 1.0
