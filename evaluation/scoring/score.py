@@ -49,10 +49,15 @@ class QuestionScore(NamedTuple):
 
 @dataclass(frozen=True)
 class GoldResult:
-    """The gold rows and, when the gold query has a top-level ORDER BY, one order key per row."""
+    """The gold rows and, when the gold query has a top-level ORDER BY, one order key per row.
+
+    `strict_rows` are the rows of the gold query as written, for EA-strict: with its sort keys appended
+    SQLite may return tied rows in another order, and EA-strict must not depend on that.
+    """
 
     rows: tuple[tuple, ...]
     order_keys: tuple[tuple, ...] | None
+    strict_rows: tuple[tuple, ...]
 
 
 # (sha256 of the database file, question id, sha256 of the gold SQL) -> the gold result
@@ -153,7 +158,7 @@ def _score_question(
     if execution.outcome != "ok":
         return QuestionScore(qid, execution.outcome, False, False, execution.error)
     ea = results_match(gold.rows, execution.rows, gold_order_keys=gold.order_keys)
-    ea_strict = results_match_strict(gold.rows, execution.rows)
+    ea_strict = results_match_strict(gold.strict_rows, execution.rows)
     return QuestionScore(qid, "correct" if ea else "wrong_result", ea, ea_strict, None)
 
 
@@ -177,10 +182,13 @@ def _gold_result(
     if execution.outcome != "ok":
         return None
     if n_keys is None:
-        result = GoldResult(execution.rows, None)
+        result = GoldResult(execution.rows, None, execution.rows)
     else:
+        plain = sandbox.execute(database, question.sql_sqlite, budgeted=False)
+        if plain.outcome != "ok":
+            return None
         rows, keys = split_order_keys(execution.rows, n_keys)
-        result = GoldResult(tuple(rows), tuple(keys))
+        result = GoldResult(tuple(rows), tuple(keys), plain.rows)
     if gold_cache is not None:
         gold_cache[key] = result
     return result

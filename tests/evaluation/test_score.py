@@ -257,7 +257,7 @@ def test_the_gold_cache_is_filled_once_and_then_used(demo):
     assert len(ordered.rows) == len(ordered.order_keys) == 6
     key = next(key for key in cache if key[1] == "q2")
     assert key[0] == sha256_of(demo)
-    cache[key] = GoldResult(rows=((8,),), order_keys=None)
+    cache[key] = GoldResult(rows=((8,),), order_keys=None, strict_rows=((8,),))
     second = score(demo, questions, {"q2": "SELECT 8"}, gold_cache=cache)
     assert first.questions[0].outcome == "correct"
     assert second.questions[1].outcome == "correct"
@@ -285,3 +285,10 @@ def test_a_valid_question_without_a_database_is_a_caller_error(demo):
             predictions={},
             database_paths={"negozio": demo},
         )
+
+
+def test_ea_strict_compares_with_the_gold_as_written_not_with_its_sort_keys_appended(demo):
+    # Rows that tie on the sort key may come back in another order once the keys are appended.
+    gold = "SELECT nome FROM clienti ORDER BY eta > 0"
+    report = score(demo, [question("q1", gold)], {"q1": gold})
+    assert report.questions[0].ea and report.questions[0].ea_strict
