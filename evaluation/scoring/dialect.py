@@ -8,11 +8,11 @@ would, as far as the measurements on Termite showed it matters:
   date parts; TIMESTAMPDIFF, DATE_ADD/DATE_SUB/`± INTERVAL`, TRUNCATE, CONCAT_WS and REGEXP call functions
   that `install_functions` registers; CURDATE/NOW use local time; LEFT/RIGHT/MID become SUBSTR.
 - Types, when a schema is given (`read_schema`): a text column compared with a number is compared as a
-  number; a string compared with a DATE/DATETIME/TIME column is read as MySQL reads it ('2020-5-1' is
-  2020-05-01); `/` and AVG of exact numbers are rounded to 4 more decimals (`div_precision_increment`).
+  number; a string compared with a DATE/DATETIME/TIME column is read as MySQL reads it ('2024-5-1' is
+  2024-05-01); `/` and AVG of exact numbers are rounded to 4 more decimals (`div_precision_increment`).
 - String comparison ignores case: text columns of the copies are `COLLATE NOCASE`; a string literal
   compared with an expression gets `COLLATE NOCASE` here.
-- A quoted string used as a table name (`FROM 'vendite'`) is rejected, as MySQL rejects it.
+- A quoted string used as a table name (`FROM 'ordini'`) is rejected, as MySQL rejects it.
 
 Not emulated: an ENUM sorts and compares with numbers by the position of its members in MySQL, by its
 text here; equality ignores accents in MySQL ('caffe' = 'caffè') and trailing spaces, not here.
@@ -245,7 +245,7 @@ class _Moment:
 
 @functools.lru_cache(maxsize=4096)
 def _read_moment(text: str) -> _Moment | None:
-    """Read a MySQL date or datetime string ('2020-6-13', '2020-06-13 1:5', '20200613'), None if invalid."""
+    """Read a MySQL date or datetime string ('2024-6-9', '2024-06-09 7:5', '20240609'), None if invalid."""
     text = text.strip()
     match = _DATETIME_RE.fullmatch(text) or _COMPACT_DATETIME_RE.fullmatch(text)
     if match is None:
@@ -317,7 +317,7 @@ def _comparable_temporal(value: str, kind: str) -> str | None:
     """The string a column of `kind` must be compared with, in text, to get MySQL's temporal comparison.
 
     A DATE column compared with a datetime that is not midnight compares as a datetime: keeping the time
-    in the literal gives the same order ('2020-05-01' < '2020-05-01 10:00:00').
+    in the literal gives the same order ('2024-05-01' < '2024-05-01 10:00:00').
     """
     if kind == "date":
         moment = _read_moment(value)
@@ -849,7 +849,7 @@ _DATE_ARGUMENT_NODES = (
 
 
 def _normalise_date_arguments(tree: exp.Expression) -> None:
-    """'2020-6-1' as an argument of a date function means 2020-06-01 to MySQL; SQLite needs it spelled so."""
+    """'2024-6-1' as an argument of a date function means 2024-06-01 to MySQL; SQLite needs it spelled so."""
     for node in tree.find_all(*_DATE_ARGUMENT_NODES):
         for argument in node.iter_expressions():
             if isinstance(argument, exp.Literal) and argument.is_string:

@@ -5,8 +5,8 @@ statements are skipped; table options (ENGINE, CHARSET) and column character set
 SET become TEXT; every integer type becomes INTEGER (so AUTO_INCREMENT becomes
 `INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT`, and `AUTO_INCREMENT=N` is kept through `sqlite_sequence`);
 text columns compare case-insensitively (`COLLATE NOCASE`) unless their collation is binary; inserted
-values are stored as MySQL stores them: dates, times and datetimes in their canonical form ('1978-8-18'
--> '1978-08-18'), numbers rounded to the column's scale, TRUE/FALSE as 1/0.
+values are stored as MySQL stores them: dates, times and datetimes in their canonical form ('1981-7-9'
+-> '1981-07-09'), numbers rounded to the column's scale, TRUE/FALSE as 1/0.
 """
 
 from __future__ import annotations

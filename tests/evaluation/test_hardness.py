@@ -23,76 +23,85 @@ def test_the_three_examples_checked_against_spiders_code(query: str, expected: s
     ("query", "counts"),
     [
         # component 1: clauses
-        ("SELECT nome FROM clienti", (0, 0, 0)),
-        ("SELECT nome FROM clienti WHERE id = 1", (1, 0, 0)),
-        ("SELECT nome FROM clienti WHERE id > 1 ORDER BY nome LIMIT 3", (3, 0, 0)),
-        ("SELECT citta FROM clienti GROUP BY citta", (1, 0, 0)),
-        ("SELECT citta FROM clienti GROUP BY citta HAVING COUNT(*) > 2", (1, 0, 0)),
+        ("SELECT nominativo FROM clienti", (0, 0, 0)),
+        ("SELECT nominativo FROM clienti WHERE id = 1", (1, 0, 0)),
+        ("SELECT nominativo FROM clienti WHERE id > 1 ORDER BY nominativo LIMIT 3", (3, 0, 0)),
+        ("SELECT localita FROM clienti GROUP BY localita", (1, 0, 0)),
+        ("SELECT localita FROM clienti GROUP BY localita HAVING COUNT(*) > 2", (1, 0, 0)),
         # component 1: table units
-        ("SELECT c.nome FROM clienti c JOIN ordini o ON o.cliente = c.id", (1, 0, 0)),
+        ("SELECT c.nominativo FROM clienti c JOIN ordini o ON o.id_cliente = c.id", (1, 0, 0)),
         (
-            "SELECT c.nome FROM clienti c JOIN ordini o ON o.cliente = c.id LEFT JOIN prodotti p ON p.id = o.prodotto",
+            "SELECT c.nominativo FROM clienti c JOIN ordini o ON o.id_cliente = c.id LEFT JOIN articoli p ON p.id = o.articolo",
             (2, 0, 0),
         ),
-        ("SELECT clienti.nome FROM clienti, ordini WHERE ordini.cliente = clienti.id", (2, 0, 0)),
+        ("SELECT clienti.nominativo FROM clienti, ordini WHERE ordini.id_cliente = clienti.id", (2, 0, 0)),
         (
-            "SELECT t.n FROM (SELECT cliente, COUNT(*) AS n FROM ordini WHERE totale > 9 GROUP BY cliente) AS t",
+            "SELECT t.n FROM (SELECT id_cliente, COUNT(*) AS n FROM ordini WHERE importo > 9 GROUP BY id_cliente) AS t",
             (0, 0, 0),
         ),
-        ("SELECT c.nome FROM clienti c JOIN (SELECT cliente FROM ordini) o ON o.cliente = c.id", (1, 0, 0)),
-        # component 1: OR and LIKE in ON / WHERE / HAVING
-        ("SELECT nome FROM clienti WHERE citta = 'Roma' OR citta = 'Milano'", (2, 0, 1)),
         (
-            "SELECT nome FROM clienti WHERE (citta = 'Roma' OR citta = 'Bari') AND (eta < 18 OR eta > 65)",
+            "SELECT c.nominativo FROM clienti c JOIN (SELECT id_cliente FROM ordini) o ON o.id_cliente = c.id",
+            (1, 0, 0),
+        ),
+        # component 1: OR and LIKE in ON / WHERE / HAVING
+        ("SELECT nominativo FROM clienti WHERE localita = 'Aosta' OR localita = 'Trento'", (2, 0, 1)),
+        (
+            "SELECT nominativo FROM clienti WHERE (localita = 'Aosta' OR localita = 'Lecce') AND (eta < 18 OR eta > 65)",
             (3, 0, 1),
         ),
-        ("SELECT nome FROM clienti WHERE nome LIKE 'M%'", (2, 0, 0)),
-        ("SELECT nome FROM clienti WHERE nome NOT LIKE 'M%'", (2, 0, 0)),
+        ("SELECT nominativo FROM clienti WHERE nominativo LIKE 'M%'", (2, 0, 0)),
+        ("SELECT nominativo FROM clienti WHERE nominativo NOT LIKE 'M%'", (2, 0, 0)),
         (
-            "SELECT c.nome FROM clienti c JOIN ordini o ON o.cliente = c.id OR o.nota LIKE '%urgente%'",
+            "SELECT c.nominativo FROM clienti c JOIN ordini o ON o.id_cliente = c.id OR o.nota LIKE '%urgente%'",
             (3, 0, 0),
         ),
-        ("SELECT citta FROM clienti GROUP BY citta HAVING COUNT(*) > 2 OR MAX(nome) LIKE 'Z%'", (3, 0, 0)),
-        ("SELECT nome, (SELECT COUNT(*) FROM ordini WHERE nota LIKE 'x%' OR 1) FROM clienti", (0, 0, 1)),
-        # component 2: nested queries in conditions, set operations
-        ("SELECT nome FROM clienti WHERE id IN (SELECT cliente FROM ordini)", (1, 1, 0)),
         (
-            "SELECT nome FROM clienti WHERE id NOT IN (SELECT cliente FROM ordini WHERE prodotto IN (SELECT id FROM prodotti))",
+            "SELECT localita FROM clienti GROUP BY localita HAVING COUNT(*) > 2 OR MAX(nominativo) LIKE 'Z%'",
+            (3, 0, 0),
+        ),
+        (
+            "SELECT nominativo, (SELECT COUNT(*) FROM ordini WHERE nota LIKE 'x%' OR 1) FROM clienti",
+            (0, 0, 1),
+        ),
+        # component 2: nested queries in conditions, set operations
+        ("SELECT nominativo FROM clienti WHERE id IN (SELECT id_cliente FROM ordini)", (1, 1, 0)),
+        (
+            "SELECT nominativo FROM clienti WHERE id NOT IN (SELECT id_cliente FROM ordini WHERE articolo IN (SELECT id FROM articoli))",
             (1, 1, 0),
         ),
         (
-            "SELECT nome FROM prodotti WHERE prezzo > (SELECT AVG(prezzo) FROM prodotti) AND EXISTS (SELECT 1 FROM ordini)",
+            "SELECT nominativo FROM articoli WHERE listino > (SELECT AVG(listino) FROM articoli) AND EXISTS (SELECT 1 FROM ordini)",
             (1, 2, 1),
         ),
         (
-            "SELECT cliente FROM ordini GROUP BY cliente HAVING SUM(totale) > (SELECT AVG(totale) FROM ordini)",
+            "SELECT id_cliente FROM ordini GROUP BY id_cliente HAVING SUM(importo) > (SELECT AVG(importo) FROM ordini)",
             (1, 1, 0),
         ),
         (
-            "SELECT c.nome FROM clienti c JOIN ordini o ON o.cliente = c.id AND o.totale > (SELECT AVG(totale) FROM ordini)",
+            "SELECT c.nominativo FROM clienti c JOIN ordini o ON o.id_cliente = c.id AND o.importo > (SELECT AVG(importo) FROM ordini)",
             (1, 1, 0),
         ),
-        ("SELECT nome FROM clienti UNION SELECT nome FROM fornitori", (0, 1, 0)),
+        ("SELECT nominativo FROM clienti UNION SELECT nominativo FROM fornitori", (0, 1, 0)),
         (
-            "SELECT nome FROM clienti INTERSECT SELECT nome FROM fornitori EXCEPT SELECT nome FROM dipendenti",
+            "SELECT nominativo FROM clienti INTERSECT SELECT nominativo FROM fornitori EXCEPT SELECT nominativo FROM dipendenti",
             (0, 1, 0),
         ),
         (
-            "SELECT nome FROM clienti WHERE id = 1 UNION SELECT nome FROM fornitori WHERE id > 1 AND id < 9 ORDER BY nome LIMIT 1",
+            "SELECT nominativo FROM clienti WHERE id = 1 UNION SELECT nominativo FROM fornitori WHERE id > 1 AND id < 9 ORDER BY nominativo LIMIT 1",
             (1, 1, 0),
         ),
         # others
-        ("SELECT MAX(prezzo), MIN(prezzo) FROM prodotti", (0, 0, 2)),
-        ("SELECT AVG(prezzo) - MIN(prezzo) FROM prodotti", (0, 0, 0)),
-        ("SELECT cliente FROM ordini GROUP BY cliente ORDER BY SUM(totale) DESC", (2, 0, 0)),
-        ("SELECT COUNT(*) FROM ordini GROUP BY cliente ORDER BY SUM(totale) DESC", (2, 0, 1)),
-        ("SELECT nome, citta FROM clienti", (0, 0, 1)),
-        ("SELECT nome FROM clienti WHERE citta = 'Roma' AND eta > 30", (1, 0, 1)),
-        ("SELECT COUNT(*) FROM ordini GROUP BY cliente, prodotto", (1, 0, 1)),
+        ("SELECT MAX(listino), MIN(listino) FROM articoli", (0, 0, 2)),
+        ("SELECT AVG(listino) - MIN(listino) FROM articoli", (0, 0, 0)),
+        ("SELECT id_cliente FROM ordini GROUP BY id_cliente ORDER BY SUM(importo) DESC", (2, 0, 0)),
+        ("SELECT COUNT(*) FROM ordini GROUP BY id_cliente ORDER BY SUM(importo) DESC", (2, 0, 1)),
+        ("SELECT nominativo, localita FROM clienti", (0, 0, 1)),
+        ("SELECT nominativo FROM clienti WHERE localita = 'Aosta' AND eta > 30", (1, 0, 1)),
+        ("SELECT COUNT(*) FROM ordini GROUP BY id_cliente, articolo", (1, 0, 1)),
         ("SELECT COUNT(*) FROM clienti WHERE NOT attivo", (1, 0, 0)),
-        ("SELECT citta FROM clienti GROUP BY citta HAVING COUNT(*) > 1 AND SUM(eta) > 2", (1, 0, 0)),
+        ("SELECT localita FROM clienti GROUP BY localita HAVING COUNT(*) > 1 AND SUM(eta) > 2", (1, 0, 0)),
         (
-            "SELECT citta, COUNT(*), AVG(eta) FROM clienti WHERE eta > 18 AND attivo GROUP BY citta, cap",
+            "SELECT localita, COUNT(*), AVG(eta) FROM clienti WHERE eta > 18 AND attivo GROUP BY localita, zona",
             (2, 0, 4),
         ),
     ],
@@ -128,14 +137,17 @@ def test_each_level_has_its_bounds(counts: tuple[int, int, int], expected: str) 
 @pytest.mark.parametrize(
     ("query", "expected"),
     [
-        ("select nome from clienti where id = 3;", "easy"),
-        ("SELECT `nome`, `citta` FROM `clienti` ORDER BY `nome`", "medium"),
+        ("select nominativo from clienti where id = 3;", "easy"),
+        ("SELECT `nominativo`, `localita` FROM `clienti` ORDER BY `nominativo`", "medium"),
         (
-            "SELECT c.nome FROM clienti c JOIN ordini o ON o.cliente = c.id WHERE o.totale > 10 ORDER BY c.nome",
+            "SELECT c.nominativo FROM clienti c JOIN ordini o ON o.id_cliente = c.id WHERE o.importo > 10 ORDER BY c.nominativo",
             "hard",
         ),
-        ("(SELECT nome FROM clienti WHERE id IN (SELECT cliente FROM ordini))", "hard"),
-        ("SELECT nome FROM clienti WHERE id IN (SELECT cliente FROM ordini) AND citta = 'Roma'", "extra"),
+        ("(SELECT nominativo FROM clienti WHERE id IN (SELECT id_cliente FROM ordini))", "hard"),
+        (
+            "SELECT nominativo FROM clienti WHERE id IN (SELECT id_cliente FROM ordini) AND localita = 'Aosta'",
+            "extra",
+        ),
     ],
 )
 def test_levels_of_whole_queries(query: str, expected: str) -> None:
@@ -143,7 +155,7 @@ def test_levels_of_whole_queries(query: str, expected: str) -> None:
 
 
 def test_a_sqlite_query_is_read_as_sqlite() -> None:
-    assert hardness('SELECT "nome" FROM "clienti" WHERE "id" = 3', source="sqlite") == "easy"
+    assert hardness('SELECT "nominativo" FROM "clienti" WHERE "id" = 3', source="sqlite") == "easy"
 
 
 @pytest.mark.parametrize(

@@ -17,55 +17,55 @@ from evaluation.scoring.mysql_dump import (
     sqlite_schema,
 )
 
-DUMP = r"""-- Negozio di prova; un commento con punto e virgola
+DUMP = r"""-- Bottega di prova; un commento con punto e virgola
 /*!40101 SET NAMES utf8mb4 */;
 SET FOREIGN_KEY_CHECKS = 0;
-CREATE DATABASE IF NOT EXISTS negozio;
-USE negozio;
+CREATE DATABASE IF NOT EXISTS bottega;
+USE bottega;
 DROP TABLE IF EXISTS `clienti`;
 CREATE TABLE `clienti` (
-  `id` int(10) UNSIGNED NOT NULL PRIMARY KEY AUTO_INCREMENT COMMENT 'numero cliente',
-  `nome` varchar(40) CHARACTER SET utf8 NOT NULL,
-  `codice` varchar(13) COLLATE utf8mb4_bin DEFAULT NULL,
-  `stato` enum('attivo','sospeso') NOT NULL DEFAULT 'attivo',
-  `canali` set('email','sms') DEFAULT NULL,
+  `id` int(10) UNSIGNED NOT NULL PRIMARY KEY AUTO_INCREMENT COMMENT 'progressivo',
+  `nominativo` varchar(40) CHARACTER SET utf8 NOT NULL,
+  `tessera` varchar(13) COLLATE utf8mb4_bin DEFAULT NULL,
+  `categoria` enum('attivo','sospeso') NOT NULL DEFAULT 'attivo',
+  `canali` set('posta','sms') DEFAULT NULL,
   `vip` tinyint(1) DEFAULT 0,
   `nato` date NOT NULL,
-  UNIQUE KEY `uk_codice` (`codice`), KEY `k_nome` (`nome`)
+  UNIQUE KEY `uk_tessera` (`tessera`), KEY `k_nominativo` (`nominativo`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
 
-CREATE TABLE prodotti (
-  codice INT PRIMARY KEY NOT NULL AUTO_INCREMENT,
-  nome VARCHAR(60) NOT NULL,
-  prezzo DECIMAL(6,2) NOT NULL,
+CREATE TABLE articoli (
+  numero INT PRIMARY KEY NOT NULL AUTO_INCREMENT,
+  nominativo VARCHAR(60) NOT NULL,
+  listino DECIMAL(6,2) NOT NULL,
   peso FLOAT,
   scorte SMALLINT UNSIGNED NOT NULL DEFAULT 0
-) ENGINE=InnoDB AUTO_INCREMENT=8000 DEFAULT CHARSET=utf8mb4;
+) ENGINE=InnoDB AUTO_INCREMENT=7000 DEFAULT CHARSET=utf8mb4;
 
 CREATE TABLE ordini (
-  cliente INT UNSIGNED,
-  prodotto INT,
+  id_cliente INT UNSIGNED,
+  articolo INT,
   giorno DATE,
   ora TIME,
   spedito DATETIME,
-  PRIMARY KEY (cliente, prodotto, giorno),
-  CONSTRAINT fk_cliente FOREIGN KEY (cliente) REFERENCES clienti (id) ON DELETE CASCADE ON UPDATE CASCADE
+  PRIMARY KEY (id_cliente, articolo, giorno),
+  CONSTRAINT fk_cliente FOREIGN KEY (id_cliente) REFERENCES clienti (id) ON DELETE CASCADE ON UPDATE CASCADE
 ) ENGINE=InnoDB;
 
-ALTER TABLE clienti AUTO_INCREMENT=810;
+ALTER TABLE clienti AUTO_INCREMENT=500;
 
-INSERT INTO clienti (nome, codice, stato, canali, vip, nato) VALUES
-  ('D\'Angelo; Maria', '0010045998832', 'attivo', 'email,sms', TRUE, '1978-8-18'),
-  ("Bianchi \"Anna\"", 'abc', 'SOSPESO', NULL, false, '1990-02-28'),
-  ('Riga\\nuova\nvera', NULL, 'attivo', 'sms', 0, '2000-2-29');
-INSERT INTO prodotti (nome, prezzo, peso) VALUES ('Caffè', 3.456, 0.25), ('Tè', 12, 0.1);
-INSERT INTO ordini VALUES (810, 8000, '2023-1-5', '9:5', '2023-01-05 9:05'), (811, 8001, '2023-01-06', '10:00', '2023-1-6');
+INSERT INTO clienti (nominativo, tessera, categoria, canali, vip, nato) VALUES
+  ('D\'Onofrio; Gilda', '0070012345678', 'attivo', 'posta,sms', TRUE, '1982-8-18'),
+  ("Sarto \"Bice\"", 'abc', 'SOSPESO', NULL, false, '1994-02-28'),
+  ('Riga\\nuova\nvera', NULL, 'attivo', 'sms', 0, '2004-2-29');
+INSERT INTO articoli (nominativo, listino, peso) VALUES ('Caffè', 3.456, 0.25), ('Tè', 12, 0.1);
+INSERT INTO ordini VALUES (500, 7000, '2027-1-5', '9:5', '2027-01-05 9:05'), (501, 7001, '2027-01-06', '10:00', '2027-1-6');
 """
 
 
 @pytest.fixture
 def built(tmp_path: Path) -> tuple[BuildReport, sqlite3.Connection]:
-    target = tmp_path / "negozio.sqlite3"
+    target = tmp_path / "bottega.sqlite3"
     report = build_sqlite(DUMP, target)
     conn = sqlite3.connect(target)
     yield report, conn
@@ -87,12 +87,12 @@ def build(tmp_path: Path, dump: str) -> sqlite3.Connection:
 
 def test_it_reports_tables_columns_and_rows_in_creation_order(built) -> None:
     report, _ = built
-    assert list(report.tables) == ["clienti", "prodotti", "ordini"]
+    assert list(report.tables) == ["clienti", "articoli", "ordini"]
     assert [table.row_count for table in report.tables.values()] == [3, 2, 2]
     assert (report.table_count, report.column_count, report.row_count) == (3, 17, 7)
     assert [column.name for column in report.tables["ordini"].columns] == [
-        "cliente",
-        "prodotto",
+        "id_cliente",
+        "articolo",
         "giorno",
         "ora",
         "spedito",
@@ -103,23 +103,23 @@ def test_mysql_types_become_sqlite_types(built) -> None:
     report, _ = built
     assert report.schema["clienti"] == {
         "id": "INTEGER",
-        "nome": "VARCHAR(40)",
-        "codice": "VARCHAR(13)",
-        "stato": "TEXT",
+        "nominativo": "VARCHAR(40)",
+        "tessera": "VARCHAR(13)",
+        "categoria": "TEXT",
         "canali": "TEXT",
         "vip": "BOOLEAN",
         "nato": "DATE",
     }
-    assert report.schema["prodotti"] == {
-        "codice": "INTEGER",
-        "nome": "VARCHAR(60)",
-        "prezzo": "DECIMAL(6,2)",
+    assert report.schema["articoli"] == {
+        "numero": "INTEGER",
+        "nominativo": "VARCHAR(60)",
+        "listino": "DECIMAL(6,2)",
         "peso": "FLOAT",
         "scorte": "INTEGER",
     }
     assert report.schema["ordini"] == {
-        "cliente": "INTEGER",
-        "prodotto": "INTEGER",
+        "id_cliente": "INTEGER",
+        "articolo": "INTEGER",
         "giorno": "DATE",
         "ora": "TIME",
         "spedito": "DATETIME",
@@ -128,14 +128,14 @@ def test_mysql_types_become_sqlite_types(built) -> None:
 
 def test_auto_increment_starts_where_mysql_says(built) -> None:
     _, conn = built
-    assert rows(conn, "SELECT id FROM clienti ORDER BY id") == [(810,), (811,), (812,)]
-    assert rows(conn, "SELECT codice FROM prodotti ORDER BY codice") == [(8000,), (8001,)]
+    assert rows(conn, "SELECT id FROM clienti ORDER BY id") == [(500,), (501,), (502,)]
+    assert rows(conn, "SELECT numero FROM articoli ORDER BY numero") == [(7000,), (7001,)]
 
 
 def test_the_auto_increment_column_is_an_integer_primary_key(tmp_path: Path) -> None:
-    build_sqlite(DUMP, tmp_path / "negozio.sqlite3")
-    assert '"codice" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT' in sqlite_schema(
-        tmp_path / "negozio.sqlite3"
+    build_sqlite(DUMP, tmp_path / "bottega.sqlite3")
+    assert '"numero" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT' in sqlite_schema(
+        tmp_path / "bottega.sqlite3"
     )
 
 
@@ -157,28 +157,28 @@ def test_zero_or_null_for_an_auto_increment_column_takes_the_next_id(tmp_path: P
 
 def test_text_compares_case_insensitively_unless_the_collation_is_binary(built) -> None:
     _, conn = built
-    assert rows(conn, "SELECT COUNT(*) FROM clienti WHERE stato = 'Sospeso'") == [(1,)]
-    assert rows(conn, "SELECT COUNT(*) FROM clienti WHERE codice = 'ABC'") == [(0,)]
+    assert rows(conn, "SELECT COUNT(*) FROM clienti WHERE categoria = 'Sospeso'") == [(1,)]
+    assert rows(conn, "SELECT COUNT(*) FROM clienti WHERE tessera = 'ABC'") == [(0,)]
 
 
 def test_dates_times_and_datetimes_are_stored_in_mysql_form(built) -> None:
     _, conn = built
     assert rows(conn, "SELECT nato FROM clienti ORDER BY id") == [
-        ("1978-08-18",),
-        ("1990-02-28",),
-        ("2000-02-29",),
+        ("1982-08-18",),
+        ("1994-02-28",),
+        ("2004-02-29",),
     ]
     assert rows(conn, "SELECT giorno, ora, spedito FROM ordini ORDER BY giorno") == [
-        ("2023-01-05", "09:05:00", "2023-01-05 09:05:00"),
-        ("2023-01-06", "10:00:00", "2023-01-06 00:00:00"),
+        ("2027-01-05", "09:05:00", "2027-01-05 09:05:00"),
+        ("2027-01-06", "10:00:00", "2027-01-06 00:00:00"),
     ]
 
 
 def test_mysql_string_escapes_and_semicolons_in_strings_are_read(built) -> None:
     _, conn = built
-    assert rows(conn, "SELECT nome FROM clienti ORDER BY id") == [
-        ("D'Angelo; Maria",),
-        ('Bianchi "Anna"',),
+    assert rows(conn, "SELECT nominativo FROM clienti ORDER BY id") == [
+        ("D'Onofrio; Gilda",),
+        ('Sarto "Bice"',),
         ("Riga\\nuova\nvera",),
     ]
 
@@ -194,12 +194,12 @@ def test_enum_and_set_store_their_members_as_declared(tmp_path: Path) -> None:
 
 def test_numbers_are_stored_as_the_column_type_keeps_them(built) -> None:
     _, conn = built
-    assert rows(conn, "SELECT prezzo, peso, scorte FROM prodotti ORDER BY codice") == [
+    assert rows(conn, "SELECT listino, peso, scorte FROM articoli ORDER BY numero") == [
         (3.46, 0.25, 0),
         (12, 0.1, 0),
     ]
-    assert rows(conn, "SELECT vip, codice FROM clienti ORDER BY id") == [
-        (1, "0010045998832"),
+    assert rows(conn, "SELECT vip, tessera FROM clienti ORDER BY id") == [
+        (1, "0070012345678"),
         (0, "abc"),
         (0, None),
     ]
@@ -215,18 +215,18 @@ def test_a_number_in_a_text_column_keeps_its_digits(tmp_path: Path) -> None:
 def test_alter_table_adds_keys_to_a_table_that_holds_rows(tmp_path: Path) -> None:
     conn = build(
         tmp_path,
-        "CREATE TABLE p (id INT, nome VARCHAR(9)); CREATE TABLE c (id INT, p INT);"
+        "CREATE TABLE p (id INT, nominativo VARCHAR(9)); CREATE TABLE c (id INT, p INT);"
         "INSERT INTO p VALUES (1, 'uno'), (2, 'due'); INSERT INTO c VALUES (7, 1);"
-        "ALTER TABLE p ADD PRIMARY KEY (id), ADD UNIQUE KEY u (nome), ADD KEY k (nome);"
+        "ALTER TABLE p ADD PRIMARY KEY (id), ADD UNIQUE KEY u (nominativo), ADD KEY k (nominativo);"
         "ALTER TABLE p MODIFY id INT NOT NULL AUTO_INCREMENT, AUTO_INCREMENT=30;"
         "ALTER TABLE c ADD CONSTRAINT fk FOREIGN KEY (p) REFERENCES p (id) ON DELETE CASCADE;"
         "ALTER TABLE c ADD COLUMN nota TEXT;"
-        "INSERT INTO p (nome) VALUES ('tre');",
+        "INSERT INTO p (nominativo) VALUES ('tre');",
     )
-    assert rows(conn, "SELECT id, nome FROM p ORDER BY id") == [(1, "uno"), (2, "due"), (30, "tre")]
+    assert rows(conn, "SELECT id, nominativo FROM p ORDER BY id") == [(1, "uno"), (2, "due"), (30, "tre")]
     assert rows(conn, "SELECT * FROM c") == [(7, 1, None)]
     with pytest.raises(sqlite3.IntegrityError):
-        conn.execute("INSERT INTO p (nome) VALUES ('UNO')")  # unique and case-insensitive
+        conn.execute("INSERT INTO p (nominativo) VALUES ('UNO')")  # unique and case-insensitive
     assert rows(conn, "SELECT \"table\" FROM pragma_foreign_key_list('c')") == [("p",)]
 
 
@@ -263,7 +263,7 @@ def test_a_sqlite_dump_is_executed_as_written(tmp_path: Path) -> None:
 
 
 def test_an_invalid_date_names_its_line_statement_and_column(tmp_path: Path) -> None:
-    dump = "CREATE TABLE t (\n  d DATE\n);\n\nINSERT INTO t VALUES\n('2020-01-01'), ('2020-02-30');"
+    dump = "CREATE TABLE t (\n  d DATE\n);\n\nINSERT INTO t VALUES\n('2024-01-01'), ('2024-02-30');"
     with pytest.raises(DumpError) as caught:
         build_sqlite(dump, tmp_path / "t.sqlite3")
     assert (caught.value.line, caught.value.statement_number) == (5, 2)
@@ -318,42 +318,42 @@ def test_schema_sql_is_the_create_table_statements_as_written() -> None:
 
 
 def test_sqlite_schema_is_what_sqlite_built(tmp_path: Path) -> None:
-    build_sqlite(DUMP, tmp_path / "negozio.sqlite3")
-    schema = sqlite_schema(tmp_path / "negozio.sqlite3")
+    build_sqlite(DUMP, tmp_path / "bottega.sqlite3")
+    schema = sqlite_schema(tmp_path / "bottega.sqlite3")
     assert schema.count("CREATE TABLE") == 3
-    assert '"nome" VARCHAR(40) COLLATE NOCASE NOT NULL' in schema
+    assert '"nominativo" VARCHAR(40) COLLATE NOCASE NOT NULL' in schema
     assert "ENGINE" not in schema and "sqlite_sequence" not in schema
 
 
 def test_schema_columns_reads_create_table_and_added_columns() -> None:
     dump = DUMP + "ALTER TABLE ordini ADD COLUMN nota TEXT;"
     assert schema_columns(dump) == {
-        "clienti": {"id", "nome", "codice", "stato", "canali", "vip", "nato"},
-        "prodotti": {"codice", "nome", "prezzo", "peso", "scorte"},
-        "ordini": {"cliente", "prodotto", "giorno", "ora", "spedito", "nota"},
+        "clienti": {"id", "nominativo", "tessera", "categoria", "canali", "vip", "nato"},
+        "articoli": {"numero", "nominativo", "listino", "peso", "scorte"},
+        "ordini": {"id_cliente", "articolo", "giorno", "ora", "spedito", "nota"},
     }
     assert schema_columns("CREATE TABLE t (a TEXT, [b c] INT);", source="sqlite") == {"t": {"a", "b c"}}
 
 
 # --- Names a query uses that a schema lacks ---
 
-SHOWN = {"clienti": {"id", "nome", "nato"}, "ordini": {"cliente", "giorno"}}
+SHOWN = {"clienti": {"id", "nominativo", "nato"}, "ordini": {"id_cliente", "giorno"}}
 
 
 @pytest.mark.parametrize(
     ("query", "missing"),
     [
-        ("SELECT c.nome, o.giorno FROM clienti c JOIN ordini o ON o.cliente = c.id", []),
-        ("SELECT NOME FROM Clienti WHERE `ID` = 1", []),
-        ("SELECT nome, COUNT(*) AS n FROM clienti GROUP BY nome HAVING n > 1 ORDER BY n", []),
-        ("SELECT t.x FROM (SELECT nome AS x FROM clienti) t", []),
-        ("SELECT nome FROM clienti c WHERE EXISTS (SELECT 1 FROM ordini WHERE cliente = c.id)", []),
-        ("SELECT c.codice FROM clienti c", ["clienti.codice"]),
-        ("SELECT codice FROM clienti", ["clienti.codice"]),
-        ("SELECT codice FROM clienti, ordini", ["codice"]),
-        ("SELECT x.nome FROM clienti", ["x.nome"]),
-        ("SELECT t.y FROM (SELECT nome AS x FROM clienti) t", ["t.y"]),
-        ("SELECT p.nome, p.prezzo FROM prodotti p JOIN ordini ON 1 = 1", ["prodotti"]),
+        ("SELECT c.nominativo, o.giorno FROM clienti c JOIN ordini o ON o.id_cliente = c.id", []),
+        ("SELECT NOMINATIVO FROM Clienti WHERE `ID` = 1", []),
+        ("SELECT nominativo, COUNT(*) AS n FROM clienti GROUP BY nominativo HAVING n > 1 ORDER BY n", []),
+        ("SELECT t.x FROM (SELECT nominativo AS x FROM clienti) t", []),
+        ("SELECT nominativo FROM clienti c WHERE EXISTS (SELECT 1 FROM ordini WHERE id_cliente = c.id)", []),
+        ("SELECT c.tessera FROM clienti c", ["clienti.tessera"]),
+        ("SELECT tessera FROM clienti", ["clienti.tessera"]),
+        ("SELECT tessera FROM clienti, ordini", ["tessera"]),
+        ("SELECT x.nominativo FROM clienti", ["x.nominativo"]),
+        ("SELECT t.y FROM (SELECT nominativo AS x FROM clienti) t", ["t.y"]),
+        ("SELECT p.nominativo, p.listino FROM articoli p JOIN ordini ON 1 = 1", ["articoli"]),
         ("SELECT zz AS zz FROM clienti", ["clienti.zz"]),
     ],
 )

@@ -30,68 +30,68 @@ pytestmark = pytest.mark.mariadb
 
 DEFAULT_URL = "mysql://root@127.0.0.1:3306/"
 
-NEGOZIO = r"""CREATE DATABASE IF NOT EXISTS negozio;
-USE negozio;
+NEGOZIO = r"""CREATE DATABASE IF NOT EXISTS bottega;
+USE bottega;
 CREATE TABLE `clienti` (
   `id` int(11) NOT NULL PRIMARY KEY AUTO_INCREMENT,
-  `nome` varchar(40) NOT NULL,
-  `codice` varchar(13) DEFAULT NULL,
-  `stato` enum('coniugato','nubile','celibe') NOT NULL,
+  `nominativo` varchar(40) NOT NULL,
+  `tessera` varchar(13) DEFAULT NULL,
+  `categoria` enum('oro','argento','bronzo') NOT NULL,
   `nato` date NOT NULL,
-  `iscritto` datetime NOT NULL,
+  `registrato` datetime NOT NULL,
   `apertura` time DEFAULT NULL,
   `saldo` decimal(7,2) DEFAULT NULL,
   `peso` float DEFAULT NULL
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
 CREATE TABLE ordini (
   id INT UNSIGNED NOT NULL PRIMARY KEY,
-  cliente INT,
+  id_cliente INT,
   quantita TINYINT NOT NULL,
-  totale DECIMAL(5,2) NOT NULL,
+  importo DECIMAL(5,2) NOT NULL,
   consegna DATE NOT NULL,
-  FOREIGN KEY (cliente) REFERENCES clienti (id) ON DELETE CASCADE
+  FOREIGN KEY (id_cliente) REFERENCES clienti (id) ON DELETE CASCADE
 ) ENGINE=InnoDB;
 ALTER TABLE clienti AUTO_INCREMENT=100;
 INSERT INTO clienti VALUES
-  (1, 'Mario Rossi', '0010045998832', 'Coniugato', '1978-8-18', '2020-5-3 10:15', '9:00', 120.5, 70.5),
-  (2, 'Anna D\'Amico', '42', 'nubile', '1990-02-28', '2020-05-15', '10:00:00', 0.1, 55.25),
-  (3, 'Luca Verdi', 'ABC', 'celibe', '2000-2-29', '2021-01-01 23:59:59', '14:30', 10, 80);
-INSERT INTO clienti (nome, codice, stato, nato, iscritto) VALUES ('Caffè Nero', NULL, 'celibe', '1985-12-01', '2022-03-04 05:06:07');
+  (1, 'Ottavio Lentini', '0070012345678', 'Oro', '1982-8-18', '2024-5-3 10:15', '9:00', 120.5, 70.5),
+  (2, 'Bice D\'Onofrio', '42', 'argento', '1994-02-28', '2024-05-15', '10:00:00', 0.1, 55.25),
+  (3, 'Ugo Fabbri', 'ABC', 'bronzo', '2004-2-29', '2025-01-01 23:59:59', '14:30', 10, 80);
+INSERT INTO clienti (nominativo, tessera, categoria, nato, registrato) VALUES ('Caffè Nero', NULL, 'bronzo', '1989-12-01', '2026-03-04 05:06:07');
 INSERT INTO ordini VALUES
-  (1, 1, 3, 30, '2020-1-31'), (2, 1, 1, 9.99, '2020-02-29'), (3, 2, 2, 20.5, '2021-03-15'), (4, 3, 7, 5.25, '2020-12-31'),
-  (5, 100, 2, 3.333, '2022-3-4');
+  (1, 1, 3, 30, '2024-1-31'), (2, 1, 1, 9.99, '2024-02-29'), (3, 2, 2, 20.5, '2025-03-15'), (4, 3, 7, 5.25, '2024-12-31'),
+  (5, 100, 2, 3.333, '2026-3-4');
 """
 
 # Each names a rule of dialect.to_sqlite or mysql_dump; all must give MariaDB's rows on the SQLite copy.
 AGREEING = {
-    "year_equals_a_quoted_year": "SELECT id FROM ordini WHERE YEAR(consegna) = '2020'",
-    "month_and_day": "SELECT MONTH(nato), DAY(nato), DAYOFWEEK(nato), QUARTER(iscritto) FROM clienti",
-    "timestampdiff_years": "SELECT nome, TIMESTAMPDIFF(year, nato, '2020-12-31') AS eta FROM clienti",
-    "timestampdiff_months": "SELECT TIMESTAMPDIFF(MONTH, consegna, '2021-03-15') FROM ordini",
-    "datediff_date_parts": "SELECT DATEDIFF(iscritto, '2020-05-02 23:00:00') FROM clienti",
-    "text_column_against_a_number": "SELECT id FROM clienti WHERE codice = 0010045998832 OR codice IN (42)",
-    "case_insensitive_column": "SELECT id FROM clienti WHERE stato = 'CONIUGATO' OR nome LIKE 'anna%'",
-    "case_insensitive_expression": "SELECT id FROM clienti WHERE UPPER(nome) = 'mario rossi'",
-    "group_by_text_ignores_case": "SELECT stato, COUNT(*) FROM clienti GROUP BY stato",
-    "integer_division": "SELECT id / 3, quantita / 7, totale / 7, 2 / 3 FROM ordini",
-    "avg_of_integers": "SELECT AVG(quantita), AVG(id), AVG(DATEDIFF(consegna, '2020-01-01')) FROM ordini",
-    "avg_of_decimal_and_float": "SELECT AVG(totale), AVG(saldo), AVG(peso) FROM ordini, clienti",
-    "avg_over_a_derived_count": "SELECT AVG(n) FROM (SELECT cliente, COUNT(*) AS n FROM ordini GROUP BY cliente) t",
-    "unpadded_date_against_datetime": "SELECT id FROM clienti WHERE iscritto >= '2020-05-4'",
-    "date_only_against_datetime": "SELECT id FROM clienti WHERE iscritto = '2020-5-15'",
+    "year_equals_a_quoted_year": "SELECT id FROM ordini WHERE YEAR(consegna) = '2024'",
+    "month_and_day": "SELECT MONTH(nato), DAY(nato), DAYOFWEEK(nato), QUARTER(registrato) FROM clienti",
+    "timestampdiff_years": "SELECT nominativo, TIMESTAMPDIFF(year, nato, '2024-12-31') AS eta FROM clienti",
+    "timestampdiff_months": "SELECT TIMESTAMPDIFF(MONTH, consegna, '2025-03-15') FROM ordini",
+    "datediff_date_parts": "SELECT DATEDIFF(registrato, '2024-05-02 23:00:00') FROM clienti",
+    "text_column_against_a_number": "SELECT id FROM clienti WHERE tessera = 0070012345678 OR tessera IN (42)",
+    "case_insensitive_column": "SELECT id FROM clienti WHERE categoria = 'ORO' OR nominativo LIKE 'bice%'",
+    "case_insensitive_expression": "SELECT id FROM clienti WHERE UPPER(nominativo) = 'ottavio lentini'",
+    "group_by_text_ignores_case": "SELECT categoria, COUNT(*) FROM clienti GROUP BY categoria",
+    "integer_division": "SELECT id / 3, quantita / 7, importo / 7, 2 / 3 FROM ordini",
+    "avg_of_integers": "SELECT AVG(quantita), AVG(id), AVG(DATEDIFF(consegna, '2024-01-01')) FROM ordini",
+    "avg_of_decimal_and_float": "SELECT AVG(importo), AVG(saldo), AVG(peso) FROM ordini, clienti",
+    "avg_over_a_derived_count": "SELECT AVG(n) FROM (SELECT id_cliente, COUNT(*) AS n FROM ordini GROUP BY id_cliente) t",
+    "unpadded_date_against_datetime": "SELECT id FROM clienti WHERE registrato >= '2024-05-4'",
+    "date_only_against_datetime": "SELECT id FROM clienti WHERE registrato = '2024-5-15'",
     "time_string_against_time": "SELECT id FROM clienti WHERE apertura BETWEEN '9:30' AND '14:30'",
-    "quoted_alias_and_backticks": "SELECT `nome` AS 'Nome del cliente', COUNT(*) AS 'n' FROM `clienti` GROUP BY `nome`",
-    "loose_group_by": "SELECT c.id, c.nome, COUNT(o.id) FROM clienti c LEFT JOIN ordini o ON o.cliente = c.id GROUP BY c.id",
-    "having_an_alias": "SELECT cliente, COUNT(*) AS quanti FROM ordini GROUP BY cliente HAVING quanti > 1",
-    "order_by_with_ties": "SELECT nome, iscritto FROM clienti ORDER BY YEAR(iscritto)",
-    "order_by_desc_limit": "SELECT id, totale FROM ordini ORDER BY totale DESC LIMIT 2",
-    "auto_increment_start": "SELECT id, nome FROM clienti WHERE id >= 100",
-    "escaped_quote": "SELECT nome FROM clienti WHERE nome = 'Anna D\\'Amico'",
+    "quoted_alias_and_backticks": "SELECT `nominativo` AS 'Nominativo completo', COUNT(*) AS 'n' FROM `clienti` GROUP BY `nominativo`",
+    "loose_group_by": "SELECT c.id, c.nominativo, COUNT(o.id) FROM clienti c LEFT JOIN ordini o ON o.id_cliente = c.id GROUP BY c.id",
+    "having_an_alias": "SELECT id_cliente, COUNT(*) AS quanti FROM ordini GROUP BY id_cliente HAVING quanti > 1",
+    "order_by_with_ties": "SELECT nominativo, registrato FROM clienti ORDER BY YEAR(registrato)",
+    "order_by_desc_limit": "SELECT id, importo FROM ordini ORDER BY importo DESC LIMIT 2",
+    "auto_increment_start": "SELECT id, nominativo FROM clienti WHERE id >= 100",
+    "escaped_quote": "SELECT nominativo FROM clienti WHERE nominativo = 'Bice D\\'Onofrio'",
     "date_arithmetic": "SELECT DATE_ADD(consegna, INTERVAL 1 MONTH), consegna - INTERVAL 1 DAY FROM ordini",
-    "string_functions": "SELECT LEFT(nome, 3), RIGHT(nome, 2), CONCAT_WS(' ', nome, codice), TRUNCATE(totale, 1) FROM clienti, ordini",
-    "subquery_in_where": "SELECT nome FROM clienti WHERE id IN (SELECT cliente FROM ordini WHERE totale > (SELECT AVG(totale) FROM ordini))",
-    "union": "SELECT nome FROM clienti WHERE id = 1 UNION SELECT nome FROM clienti WHERE stato = 'celibe'",
-    "regexp_ignores_case": "SELECT id FROM clienti WHERE nome REGEXP '^mario|verdi$'",
+    "string_functions": "SELECT LEFT(nominativo, 3), RIGHT(nominativo, 2), CONCAT_WS(' ', nominativo, tessera), TRUNCATE(importo, 1) FROM clienti, ordini",
+    "subquery_in_where": "SELECT nominativo FROM clienti WHERE id IN (SELECT id_cliente FROM ordini WHERE importo > (SELECT AVG(importo) FROM ordini))",
+    "union": "SELECT nominativo FROM clienti WHERE id = 1 UNION SELECT nominativo FROM clienti WHERE categoria = 'bronzo'",
+    "regexp_ignores_case": "SELECT id FROM clienti WHERE nominativo REGEXP '^ottavio|fabbri$'",
 }
 
 
@@ -119,7 +119,7 @@ def reference(mariadb_url: str) -> Iterator[ReferenceDatabase]:
 
 @pytest.fixture(scope="module")
 def sqlite_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    target = tmp_path_factory.mktemp("negozio") / "negozio.sqlite3"
+    target = tmp_path_factory.mktemp("bottega") / "bottega.sqlite3"
     build_sqlite(NEGOZIO, target)
     return target
 
@@ -135,7 +135,7 @@ def test_a_dump_loads_into_a_scratch_database_that_drop_removes(mariadb_url: str
     with connect(mariadb_url) as conn, conn.cursor() as cursor:
         cursor.execute("SHOW DATABASES LIKE %s", (database.name,))
         assert cursor.fetchall() == ()
-        cursor.execute("SHOW DATABASES LIKE 'negozio'")
+        cursor.execute("SHOW DATABASES LIKE 'bottega'")
         assert cursor.fetchall() == ()
 
 
@@ -154,9 +154,9 @@ def test_every_table_holds_the_same_rows_on_both_engines(
 
 
 def test_values_come_back_in_the_form_sqlite_gives_them(reference: ReferenceDatabase) -> None:
-    columns, rows = reference.run("SELECT saldo, nato, iscritto, apertura, peso FROM clienti WHERE id = 1")
-    assert columns == ["saldo", "nato", "iscritto", "apertura", "peso"]
-    assert rows == [(120.5, "1978-08-18", "2020-05-03 10:15:00", "09:00:00", 70.5)]
+    columns, rows = reference.run("SELECT saldo, nato, registrato, apertura, peso FROM clienti WHERE id = 1")
+    assert columns == ["saldo", "nato", "registrato", "apertura", "peso"]
+    assert rows == [(120.5, "1982-08-18", "2024-05-03 10:15:00", "09:00:00", 70.5)]
 
 
 def test_a_refused_query_raises_with_the_mysql_error_code(reference: ReferenceDatabase) -> None:
@@ -174,7 +174,7 @@ def test_a_dump_mariadb_refuses_is_a_dump_error_and_leaves_no_database(mariadb_u
         with pytest.raises(
             DumpError, match=r"line 2: statement 2 \(INSERT INTO t \.\.\.\): MySQL error 1292"
         ):
-            load_dump(mariadb_url, "CREATE TABLE t (d DATE);\nINSERT INTO t VALUES ('2020-02-30');")
+            load_dump(mariadb_url, "CREATE TABLE t (d DATE);\nINSERT INTO t VALUES ('2024-02-30');")
         cursor.execute("SHOW DATABASES LIKE 'termite_ref_%'")
         assert set(cursor.fetchall()) == before
 
@@ -188,9 +188,9 @@ def test_only_mysql_urls_are_accepted() -> None:
     ("value", "expected"),
     [
         (Decimal("3.3330"), 3.333),
-        (dt.date(2020, 2, 29), "2020-02-29"),
-        (dt.datetime(2020, 5, 3, 10, 15), "2020-05-03 10:15:00"),
-        (dt.datetime(2020, 5, 3, 10, 15, 0, 500), "2020-05-03 10:15:00.000500"),
+        (dt.date(2024, 2, 29), "2024-02-29"),
+        (dt.datetime(2024, 5, 3, 10, 15), "2024-05-03 10:15:00"),
+        (dt.datetime(2024, 5, 3, 10, 15, 0, 500), "2024-05-03 10:15:00.000500"),
         (dt.timedelta(hours=9), "09:00:00"),
         (dt.timedelta(hours=-1, minutes=-30), "-01:30:00"),
         (dt.timedelta(days=4, hours=4), "100:00:00"),
@@ -216,19 +216,19 @@ def test_the_sqlite_copy_agrees_with_mariadb(
 # What the copy cannot match is reported by category only, never with the query's text or values.
 MISMATCHING = {
     "mariadb_refuses_a_quoted_table_name": (
-        "SELECT AVG(totale) FROM 'ordini'",
+        "SELECT AVG(importo) FROM 'ordini'",
         (FAILS_ON_REFERENCE, "MySQL error 1064"),
     ),
     "sqlite_lacks_a_function": (
-        "SELECT STR_TO_DATE('13/06/2020', '%d/%m/%Y')",
+        "SELECT STR_TO_DATE('13/06/2024', '%d/%m/%Y')",
         (FAILS_ON_SQLITE, "SQLite OperationalError"),
     ),
     # Known differences: MySQL's equality ignores accents; it sorts an ENUM by the position of its members.
     "accent_insensitive_equality": (
-        "SELECT id FROM clienti WHERE nome = 'caffe nero'",
+        "SELECT id FROM clienti WHERE nominativo = 'caffe nero'",
         (DIFFER, "row count"),
     ),
-    "order_by_an_enum": ("SELECT DISTINCT stato FROM clienti ORDER BY stato", (DIFFER, "row order")),
+    "order_by_an_enum": ("SELECT DISTINCT categoria FROM clienti ORDER BY categoria", (DIFFER, "row order")),
 }
 
 
