@@ -12,18 +12,19 @@ import json
 import os
 import sqlite3
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 import pyzipper
 
 from evaluation.scoring.dialect import TranspileError, install_functions, to_sqlite
 from evaluation.scoring.fidelity import AGREE, FAILS_ON_REFERENCE, compare_engines
-from evaluation.scoring.hardness import LEVELS, hardness
-from evaluation.scoring.mysql_dump import BuildReport, build_sqlite
-from evaluation.scoring.reference import ReferenceDatabase, load_dump
+from evaluation.scoring.hardness import LEVELS, HardnessError, hardness
+from evaluation.scoring.mysql_dump import BuildReport, DumpError, build_sqlite
+from evaluation.scoring.reference import ReferenceDatabase, ReferenceQueryError, load_dump
 from tests.evaluation.test_reference import require_mariadb
 
 pytestmark = pytest.mark.termite_archive
@@ -33,6 +34,8 @@ DATABASES = 10
 TABLES = 40
 QUESTIONS = 202
 FAILING_ON_MARIADB = 4  # gold that uses a quoted string as a table name
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -73,13 +76,22 @@ def termite() -> Termite:
     return Termite(dumps, questions)
 
 
+def quietly(what: str, action: Callable[..., T], *args: object) -> T:
+    """Run `action`; if it fails, fail naming `what` and the kind of error only: its message may quote the archive."""
+    try:
+        return action(*args)
+    except (DumpError, ReferenceQueryError, HardnessError) as error:
+        problem = f"{what}: {type(error).__name__}"
+    pytest.fail(problem, pytrace=False)
+
+
 @pytest.fixture(scope="module")
 def copies(termite: Termite, tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, BuildReport]]:
     folder = tmp_path_factory.mktemp("termite")
     built = {}
     for slug, dump in termite.dumps.items():
         target = folder / f"{slug}.sqlite3"
-        built[slug] = (target, build_sqlite(dump, target))
+        built[slug] = (target, quietly(f"building {slug}", build_sqlite, dump, target))
     return built
 
 
@@ -87,7 +99,10 @@ def copies(termite: Termite, tmp_path_factory: pytest.TempPathFactory) -> dict[s
 def references(termite: Termite) -> Iterator[dict[str, ReferenceDatabase]]:
     url = require_mariadb()
     with contextlib.ExitStack() as stack:
-        yield {slug: stack.enter_context(load_dump(url, dump)) for slug, dump in termite.dumps.items()}
+        yield {
+            slug: stack.enter_context(quietly(f"loading {slug} in MariaDB", load_dump, url, dump))
+            for slug, dump in termite.dumps.items()
+        }
 
 
 def test_all_databases_build_into_their_tables(termite: Termite, copies: dict) -> None:
@@ -122,7 +137,8 @@ def test_every_table_has_the_rows_mariadb_loads(copies: dict, references: dict) 
     mismatched = Counter()
     for slug, (_, report) in copies.items():
         for table in report.tables.values():
-            _, [(count,)] = references[slug].run(f"SELECT COUNT(*) FROM `{table.name}`")
+            query = f"SELECT COUNT(*) FROM `{table.name}`"
+            _, [(count,)] = quietly(f"counting a table of {slug}", references[slug].run, query)
             mismatched[slug] += count != table.row_count
     assert not +mismatched, dict(+mismatched)
 
@@ -149,7 +165,8 @@ def test_the_gold_that_runs_on_mariadb_agrees_with_sqlite(
 def test_each_databases_gold_hardness_distribution_is_computed(termite: Termite) -> None:
     distributions: dict[str, Counter[str]] = {}
     for question in termite.questions:
-        distributions.setdefault(question.db, Counter())[hardness(question.gold)] += 1
+        level = quietly(f"hardness of {question.id}", hardness, question.gold)
+        distributions.setdefault(question.db, Counter())[level] += 1
     assert len(distributions) == DATABASES
     assert sum(sum(levels.values()) for levels in distributions.values()) == QUESTIONS
     assert all(set(levels) <= set(LEVELS) for levels in distributions.values())
