@@ -5,6 +5,7 @@ from __future__ import annotations
 from functools import cache
 
 import django_rq
+import redis
 from django.conf import settings
 from rq import Queue
 
@@ -20,7 +21,17 @@ def _in_process_connection():
     return fakeredis.FakeRedis()
 
 
+@cache
+def _connection(url: str) -> redis.Redis:
+    # Short timeouts: an upload must not hang when Redis is down; the sweeper enqueues it later.
+    return redis.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=5)
+
+
 def scoring_queue() -> Queue:
+    """The queue, enqueueing at once: callers enqueue from `transaction.on_commit` themselves, so that an
+    unreachable Redis raises where they can catch it rather than in a deferred callback."""
     if settings.REDIS_URL:
-        return django_rq.get_queue(QUEUE_NAME)
-    return django_rq.get_queue(QUEUE_NAME, is_async=False, connection=_in_process_connection())
+        connection, is_async = _connection(settings.REDIS_URL), True
+    else:
+        connection, is_async = _in_process_connection(), False
+    return django_rq.get_queue(QUEUE_NAME, connection=connection, is_async=is_async, commit_mode="auto")

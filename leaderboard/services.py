@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
@@ -61,7 +62,7 @@ def submission_create(*, user, version: BenchmarkVersion, upload: Upload, model_
     )
     with transaction.atomic():
         # Serialise one user's uploads so that two at once cannot both squeeze under the quota.
-        type(user).objects.select_for_update().filter(pk=user.pk).first()
+        get_user_model().objects.select_for_update().filter(pk=user.pk).first()
         _check_quota(user=user, version=version)
         submission = Submission.objects.create(
             user=user,

@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from tests.services import REQUIRE_SERVICES, reachable, require_service
+from tests.services import REQUIRE_SERVICES, reachable, require_service, termite_archive_path
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -70,3 +70,25 @@ def staff(django_user_model, password):
     return django_user_model.objects.create_user(
         username="carla", email="carla@example.org", password=password, is_staff=True
     )
+
+
+@pytest.fixture
+def termite_archive():
+    """The real Termite archive beside the checkout; its tests skip cleanly where it is absent."""
+    path = termite_archive_path()
+    if not path.is_file():
+        pytest.skip(f"the Termite archive is not at {path}")
+    return path
+
+
+@pytest.fixture
+def reference_url() -> str:
+    return require_service("TERMITE_REFERENCE_MYSQL_URL", 3306)
+
+
+@pytest.fixture
+def demo_version(db):
+    """The project's own demo benchmark, loaded through the same path as an admin's upload."""
+    from evaluation.services import demo_benchmark_load
+
+    return demo_benchmark_load()

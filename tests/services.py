@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import socket
+from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
@@ -35,3 +36,12 @@ def require_service(env_name: str, default_port: int) -> str:
             pytest.fail(f"{problem}, and TERMITE_REQUIRE_SERVICES=1 requires it")
         pytest.skip(problem)
     return url
+
+
+ROOT = Path(__file__).resolve().parents[1]
+TERMITE_PASSWORD = "youshallnotpass"
+
+
+def termite_archive_path() -> Path:
+    """The real Termite archive, beside the checkout as CI lays it out (or TERMITE_ARCHIVE)."""
+    return Path(os.environ.get("TERMITE_ARCHIVE", ROOT.parent / "shared" / "termite" / "Termite.zip"))

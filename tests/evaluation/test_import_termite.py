@@ -12,8 +12,8 @@ from django.core.management import CommandError, call_command
 
 from evaluation.models import BenchmarkVersion, Database, Question, ValidationReport
 from evaluation.services import databases_dir
-from tests.evaluation.conftest import TERMITE_PASSWORD
 from tests.evaluation.gold_leaks import assert_no_gold, gold_texts
+from tests.services import TERMITE_PASSWORD
 
 pytestmark = [pytest.mark.django_db, pytest.mark.termite_archive]
 

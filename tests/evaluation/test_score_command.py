@@ -8,18 +8,9 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from evaluation.services import DEMO_DIR
+from tests.demo import demo_gold
 
 pytestmark = pytest.mark.django_db
-
-
-def demo_gold() -> dict[str, str]:
-    gold = {}
-    for slug in ("biblioteca", "ciclismo"):
-        for line in (DEMO_DIR / f"{slug}.jsonl").read_text().splitlines():
-            item = json.loads(line)
-            gold[item["id"]] = item["gold_sql"]
-    return gold
 
 
 def score(*args) -> str:

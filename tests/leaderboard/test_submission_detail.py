@@ -1,0 +1,122 @@
+"""The results page and its status endpoint: who sees what, and never the gold."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from leaderboard.services import submission_score
+from tests.evaluation.gold_leaks import assert_no_gold, gold_texts
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def scored(make_submission, gold):
+    predictions = dict(gold)
+    predictions["biblioteca-001"] = "SELECT 42"
+    predictions["ciclismo-001"] = "SELEC broken"
+    submission = make_submission(predictions=predictions, is_public=False)
+    submission_score(submission_id=submission.pk)
+    submission.refresh_from_db()
+    return submission
+
+
+def test_the_owner_sees_scores_chart_receipt_and_own_queries_with_their_errors(client, owner, scored):
+    client.force_login(owner)
+    response = client.get(scored.get_absolute_url())
+    body = response.content.decode()
+    assert response.status_code == 200
+    assert 'id="results-chart"' in body and "results-chart-data" in body and "vendor/plotly" in body
+    assert 'id="receipt"' in body and scored.file_sha256 in body
+    assert "SELECT 42" in body and "syntax_error" in body
+    assert response["X-Robots-Tag"].startswith("noindex")
+
+
+def test_which_answers_were_right_is_hidden_from_the_owner_by_default(client, owner, scored):
+    client.force_login(owner)
+    rows = client.get(scored.get_absolute_url()).context["own_outcomes"]
+    outcomes = {row["question_id"]: row["outcome"] for row in rows}
+    assert outcomes["biblioteca-001"] == outcomes["biblioteca-002"] == "executed"
+    assert outcomes["ciclismo-001"] == "syntax_error"
+
+
+def test_a_setting_lets_owners_see_which_answers_were_right(client, owner, scored, settings):
+    settings.TERMITE_SHOW_CORRECTNESS_TO_OWNER = True
+    client.force_login(owner)
+    rows = client.get(scored.get_absolute_url()).context["own_outcomes"]
+    outcomes = {row["question_id"]: row["outcome"] for row in rows}
+    assert (outcomes["biblioteca-001"], outcomes["biblioteca-002"]) == ("wrong_result", "correct")
+
+
+def test_the_page_never_shows_gold(client, owner, make_submission, gold):
+    # Predictions unlike the gold, so that anything gold-like on the page can only come from the gold.
+    submission = make_submission(predictions={qid: "SELECT 1" for qid in gold})
+    submission_score(submission_id=submission.pk)
+    client.force_login(owner)
+    golds = gold_texts()
+    for url in (
+        submission.get_absolute_url(),
+        reverse("leaderboard:submission_status", args=[submission.pk]),
+    ):
+        assert_no_gold(client.get(url).content, golds, where=url)
+
+
+def test_a_private_submission_is_invisible_to_others_and_to_visitors(client, other_user, scored):
+    urls = [scored.get_absolute_url(), reverse("leaderboard:submission_status", args=[scored.pk])]
+    for url in urls:
+        assert client.get(url).status_code == 404
+    client.force_login(other_user)
+    for url in urls:
+        assert client.get(url).status_code == 404
+
+
+def test_staff_see_a_private_submission(client, staff, scored):
+    client.force_login(staff)
+    assert client.get(scored.get_absolute_url()).status_code == 200
+
+
+def test_a_public_scored_submission_is_open_to_everyone_without_the_owners_details(client, scored):
+    scored.is_public = True
+    scored.save()
+    body = client.get(scored.get_absolute_url()).content.decode()
+    assert "EA" in body
+    assert 'id="receipt"' not in body and "SELECT 42" not in body
+
+
+def test_the_status_endpoint_reports_progress_for_the_page_to_poll(client, owner, make_submission):
+    submission = make_submission()
+    client.force_login(owner)
+    status = client.get(reverse("leaderboard:submission_status", args=[submission.pk])).json()
+    assert status == {"id": submission.pk, "status": "queued", "finished": False, "error": None}
+    submission_score(submission_id=submission.pk)
+    status = client.get(reverse("leaderboard:submission_status", args=[submission.pk])).json()
+    assert status["status"] == "scored" and status["finished"]
+
+
+def test_an_unfinished_submission_page_says_it_updates_itself(client, owner, make_submission):
+    submission = make_submission()
+    client.force_login(owner)
+    body = client.get(submission.get_absolute_url()).content.decode()
+    assert 'data-finished="0"' in body and 'id="status-help"' in body
+
+
+def test_the_owner_withdraws_a_submission_and_it_disappears(client, owner, other_user, scored):
+    url = reverse("leaderboard:submission_withdraw", args=[scored.pk])
+    client.force_login(other_user)
+    assert client.post(url).status_code == 404
+    client.force_login(owner)
+    assert client.get(url).status_code == 405
+    assert client.post(url).status_code == 302
+    assert client.get(scored.get_absolute_url()).status_code == 404
+    assert scored.pk not in [
+        s.pk for s in client.get(reverse("leaderboard:submission_list")).context["submissions"]
+    ]
+
+
+def test_the_list_shows_only_the_users_own_submissions(client, owner, other_user, make_submission):
+    mine = make_submission(model_name="Mio")
+    make_submission(user=other_user, model_name="Altrui")
+    client.force_login(owner)
+    listed = list(client.get(reverse("leaderboard:submission_list")).context["submissions"])
+    assert listed == [mine]

@@ -1,0 +1,190 @@
+"""Queued → running → scored | failed, and nothing lost: Redis down, lost jobs, dead workers, retries."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from django.conf import settings as django_settings
+from django.core.management import call_command
+from django.db import connection
+from django.utils import timezone
+
+from evaluation.jobs import score_submission
+from leaderboard.models import Submission
+from leaderboard.services import Upload, requeue_stuck, submission_create
+from tests.demo import predictions_jsonl
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_scoring_twice_stores_the_result_once(db, make_submission, gold, in_process):
+    submission = make_submission(predictions=gold)
+    assert score_submission(submission.pk) == "scored"
+    first = Submission.objects.get(pk=submission.pk)
+    assert score_submission(submission.pk) == "skipped: not queued"
+    again = Submission.objects.get(pk=submission.pk)
+    assert (again.attempts, again.scored_at, again.scores) == (1, first.scored_at, first.scores)
+
+
+def test_a_withdrawn_submission_is_not_scored(db, make_submission):
+    submission = make_submission(withdrawn_at=timezone.now())
+    assert score_submission(submission.pk) == "skipped: not queued"
+
+
+def test_a_dead_worker_leaves_a_running_submission_that_the_sweeper_scores_once(
+    db, make_submission, gold, in_process, settings
+):
+    settings.TERMITE_STUCK_AFTER_SECONDS = 60
+    # As a worker killed mid-job leaves it: claimed, never finished.
+    submission = make_submission(
+        predictions=gold, status="running", attempts=1, started_at=timezone.now() - timedelta(minutes=5)
+    )
+    assert requeue_stuck() == [submission.pk]
+    submission.refresh_from_db()
+    assert (submission.status, submission.attempts, submission.ea) == ("scored", 2, 1.0)
+    assert requeue_stuck() == []
+
+
+def test_a_recent_running_submission_is_left_alone(db, make_submission, in_process):
+    make_submission(status="running", attempts=1, started_at=timezone.now())
+    assert requeue_stuck() == []
+
+
+def test_the_sweeper_gives_up_after_the_retry_cap_with_a_readable_reason(db, make_submission, settings):
+    settings.TERMITE_MAX_ATTEMPTS = 3
+    submission = make_submission(status="running", attempts=3, started_at=timezone.now() - timedelta(days=1))
+    assert requeue_stuck() == []
+    submission.refresh_from_db()
+    assert submission.status == "failed"
+    assert "attempted 3 times" in submission.failure_reason and not submission.failure_retryable
+
+
+def test_an_unreadable_database_copy_fails_with_a_reason_and_is_retried_after_repair(
+    db, make_submission, demo_version, in_process
+):
+    database = demo_version.databases.get(slug="biblioteca")
+    path = database.sqlite_path
+    original = path.read_bytes()
+    path.chmod(0o644)
+    path.write_bytes(b"corrupted")
+    try:
+        submission = make_submission()
+        score_submission(submission.pk)
+        submission.refresh_from_db()
+        assert submission.status == "failed" and submission.failure_retryable
+        assert "The copy of database biblioteca has changed on disk" in submission.failure_reason
+    finally:
+        path.write_bytes(original)
+        path.chmod(0o444)
+    assert requeue_stuck() == [submission.pk]
+    submission.refresh_from_db()
+    assert submission.status == "scored" and submission.failure_reason == ""
+
+
+def test_upload_with_redis_unreachable_is_accepted_then_scored_by_the_sweeper(
+    db, owner, demo_version, gold, settings, django_capture_on_commit_callbacks
+):
+    settings.REDIS_URL = "redis://127.0.0.1:9/0"  # nothing listens on the discard port
+    with django_capture_on_commit_callbacks(execute=True):
+        submission = submission_create(
+            user=owner,
+            version=demo_version,
+            upload=Upload("p.jsonl", predictions_jsonl(gold)),
+            model_card={"model_name": "M"},
+        )
+    submission.refresh_from_db()
+    assert (submission.status, submission.enqueued_at) == ("queued", None)
+    settings.REDIS_URL = ""
+    call_command("requeue_stuck")
+    submission.refresh_from_db()
+    assert (submission.status, submission.ea) == ("scored", 1.0)
+
+
+def test_the_sweeper_command_has_a_dry_run(db, make_submission, capsys):
+    submission = make_submission()
+    call_command("requeue_stuck", "--dry-run")
+    assert f"Would re-enqueue 1 submission(s): {submission.pk}" in capsys.readouterr().out
+    submission.refresh_from_db()
+    assert submission.status == "queued"
+
+
+def worker_env() -> dict[str, str]:
+    """The environment of a worker process sharing this test run's database, data folder and Redis."""
+    database = connection.settings_dict
+    url = f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{database['NAME']}"
+    return {
+        **os.environ,
+        "DATABASE_URL": url,
+        "REDIS_URL": django_settings.REDIS_URL,
+        "TERMITE_DATA_DIR": str(django_settings.DATA_DIR),
+        "DJANGO_SETTINGS_MODULE": "termite_site.settings_test",
+    }
+
+
+@pytest.fixture
+def real_queue(transactional_db, redis_url, settings):
+    if connection.vendor != "postgresql":
+        pytest.skip("a worker process shares the test database only on PostgreSQL")
+    settings.REDIS_URL = redis_url
+    from evaluation.queue import scoring_queue
+
+    scoring_queue().empty()
+    return scoring_queue()
+
+
+def run_worker() -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "manage.py", "rqworker", "scoring", "--burst"],
+        cwd=ROOT,
+        env=worker_env(),
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+
+
+def test_upload_then_real_redis_then_rqworker_burst_scores_it(real_queue, owner, gold):
+    from evaluation.services import demo_benchmark_load
+
+    version = demo_benchmark_load()
+    submission = submission_create(
+        user=owner,
+        version=version,
+        upload=Upload("p.jsonl", predictions_jsonl(gold)),
+        model_card={"model_name": "M"},
+    )
+    submission.refresh_from_db()
+    assert submission.status == "queued" and submission.enqueued_at is not None
+    assert real_queue.count == 1
+    worker = run_worker()
+    assert worker.returncode == 0, worker.stderr[-2000:]
+    submission.refresh_from_db()
+    assert (submission.status, submission.ea, submission.attempts) == ("scored", 1.0, 1)
+
+
+def test_a_worker_starting_up_sweeps_what_a_dead_worker_left(real_queue, owner, gold, settings):
+    from evaluation.services import demo_benchmark_load
+
+    version = demo_benchmark_load()
+    submission = Submission.objects.create(
+        user=owner,
+        version=version,
+        model_name="M",
+        predictions=gold,
+        file_name="p.jsonl",
+        file_sha256="0" * 64,
+        file_format="jsonl",
+        scorer_version="1.0.0",
+        status="running",
+        attempts=1,
+        started_at=timezone.now() - timedelta(hours=2),
+    )
+    worker = run_worker()
+    assert worker.returncode == 0, worker.stderr[-2000:]
+    submission.refresh_from_db()
+    assert (submission.status, submission.attempts) == ("scored", 2)
