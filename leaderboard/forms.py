@@ -41,9 +41,21 @@ class SubmissionForm(forms.ModelForm):
         ]
         widgets = {"description": forms.Textarea(attrs={"rows": 3})}
 
+    # Choices a script may leave out; they take the model card's defaults.
+    DEFAULTED = ("weights", "approach", "dialect")
+
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["version"].initial = BenchmarkVersion.objects.latest_published()
+        for name in self.DEFAULTED:
+            self.fields[name].required = False
+
+    def clean(self):
+        cleaned = super().clean()
+        for name in self.DEFAULTED:
+            if not cleaned.get(name):
+                cleaned[name] = Submission._meta.get_field(name).default
+        return cleaned
 
     def clean_version(self) -> BenchmarkVersion:
         version = self.cleaned_data.get("version") or BenchmarkVersion.objects.latest_published()

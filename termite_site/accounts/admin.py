@@ -8,6 +8,7 @@ from termite_site.accounts.models import ApiToken, User
 class PortalUserAdmin(UserAdmin):
     fieldsets = (*UserAdmin.fieldsets, ("Termite", {"fields": ("affiliation",)}))
     list_display = ("username", "email", "affiliation", "is_staff", "date_joined")
+    search_fields = ("username", "email", "affiliation")
 
 
 @admin.register(ApiToken)

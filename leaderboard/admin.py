@@ -1,0 +1,58 @@
+"""Moderation in the Django admin: hide or flag a submission with a public reason, raise a user's quota."""
+
+from django.contrib import admin, messages
+
+from leaderboard.models import Submission, SubmissionQuota
+from leaderboard.services import requeue_stuck, submission_moderate
+
+
+@admin.register(Submission)
+class SubmissionAdmin(admin.ModelAdmin):
+    list_display = (
+        "pk",
+        "model_name",
+        "user",
+        "version",
+        "status",
+        "ea",
+        "is_public",
+        "is_hidden",
+        "is_flagged",
+        "created_at",
+    )
+    list_filter = ("status", "version", "is_public", "is_hidden", "is_flagged")
+    search_fields = ("model_name", "team", "user__username")
+    fields = (
+        ("is_hidden", "is_flagged"),
+        "moderation_reason",
+        ("model_name", "team", "user", "version"),
+        ("status", "attempts", "failure_reason"),
+        ("created_at", "enqueued_at", "started_at", "scored_at", "withdrawn_at"),
+        ("file_name", "file_sha256", "scorer_version"),
+        ("ea", "ea_strict"),
+    )
+    readonly_fields = tuple(
+        name for group in fields[2:] for name in (group if isinstance(group, tuple) else (group,))
+    )
+    actions = ["requeue"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def save_model(self, request, obj, form, change):
+        # Through the service, so the cached leaderboard is dropped when a row is hidden or shown.
+        submission_moderate(
+            submission=obj, hidden=obj.is_hidden, flagged=obj.is_flagged, reason=obj.moderation_reason
+        )
+
+    @admin.action(description="Re-run the sweeper (re-enqueue what is stuck)")
+    def requeue(self, request, queryset):
+        requeued = requeue_stuck()
+        self.message_user(request, f"Re-enqueued {len(requeued)} submission(s).", messages.INFO)
+
+
+@admin.register(SubmissionQuota)
+class SubmissionQuotaAdmin(admin.ModelAdmin):
+    list_display = ("user", "per_day", "per_version")
+    search_fields = ("user__username",)
+    autocomplete_fields = ("user",)

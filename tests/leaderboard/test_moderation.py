@@ -1,0 +1,57 @@
+"""Staff moderate submissions in the admin: hidden ones leave the public pages, with a public reason."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from leaderboard.services import submission_moderate, submission_score
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def public(make_submission):
+    submission = make_submission(is_public=True)
+    submission_score(submission_id=submission.pk)
+    submission.refresh_from_db()
+    return submission
+
+
+def test_a_hidden_submission_disappears_for_everyone_but_its_owner_and_staff(
+    client, owner, other_user, public
+):
+    submission_moderate(submission=public, hidden=True, flagged=False, reason="risposte scritte a mano")
+    assert client.get(public.get_absolute_url()).status_code == 404
+    client.force_login(other_user)
+    assert client.get(public.get_absolute_url()).status_code == 404
+    client.force_login(owner)
+    assert "risposte scritte a mano" in client.get(public.get_absolute_url()).content.decode()
+
+
+def test_a_flagged_submission_stays_visible_with_its_reason(client, public):
+    submission_moderate(submission=public, hidden=False, flagged=True, reason="da verificare")
+    body = client.get(public.get_absolute_url()).content.decode()
+    assert "Flagged by the moderators." in body and "da verificare" in body
+
+
+def test_staff_hide_a_submission_from_the_admin(client, django_user_model, public):
+    admin = django_user_model.objects.create_superuser("root", "root@example.org", "pw-123456789")
+    client.force_login(admin)
+    url = reverse("admin:leaderboard_submission_change", args=[public.pk])
+    assert client.get(url).status_code == 200
+    response = client.post(url, {"is_hidden": "on", "moderation_reason": "duplicato"})
+    assert response.status_code == 302
+    public.refresh_from_db()
+    assert public.is_hidden and public.moderation_reason == "duplicato"
+
+
+def test_staff_raise_a_quota_from_the_admin(client, django_user_model, owner):
+    admin = django_user_model.objects.create_superuser("root", "root@example.org", "pw-123456789")
+    client.force_login(admin)
+    response = client.post(
+        reverse("admin:leaderboard_submissionquota_add"),
+        {"user": owner.pk, "per_day": 20, "per_version": 200},
+    )
+    assert response.status_code == 302
+    assert owner.submission_quota.per_day == 20
