@@ -50,3 +50,17 @@ def question_ids_by_database(*, version: BenchmarkVersion) -> dict[str, list[str
     ):
         ids.setdefault(slug, []).append(public_id)
     return ids
+
+
+def changelog_versions() -> list[BenchmarkVersion]:
+    """Published versions, newest first, with their counts: what changed, never what is inside."""
+    return list(
+        BenchmarkVersion.objects.published()
+        .select_related("derived_from")
+        .annotate(
+            database_count=Count("databases", distinct=True),
+            question_count=Count("questions", distinct=True),
+            scored_count=Count("questions", filter=Q(questions__status=Question.Status.VALID), distinct=True),
+        )
+        .order_by("-published_at")
+    )

@@ -5,6 +5,9 @@ from termite_site import views
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path("metrics/", views.metrics, name="metrics"),
+    path("about/", views.about, name="about"),
+    path("changelog/", views.changelog, name="changelog"),
     path("robots.txt", views.robots_txt, name="robots_txt"),
     path("healthz", views.healthz, name="healthz"),
     path("accounts/", include("termite_site.accounts.urls")),

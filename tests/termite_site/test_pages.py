@@ -1,0 +1,59 @@
+"""The public site pages: home, metrics, about, changelog, robots.txt, health."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from evaluation.services import version_create_draft
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.mark.parametrize("name", ["home", "metrics", "about", "changelog"])
+def test_public_pages_render_for_anyone_and_may_be_indexed(client, name):
+    response = client.get(reverse(name))
+    assert response.status_code == 200
+    assert "X-Robots-Tag" not in response
+    assert b'name="robots"' not in response.content
+
+
+@pytest.mark.parametrize("name", ["home", "metrics", "about", "changelog"])
+def test_public_pages_only_take_get(client, name):
+    assert client.post(reverse(name)).status_code == 405
+
+
+def test_the_home_page_explains_how_to_take_part_and_the_rules(client):
+    body = client.get(reverse("home")).content.decode()
+    for phrase in ["How to take part", "Rules", "no hand-written", "One account per team", "quotas"]:
+        assert phrase in body
+
+
+def test_the_metrics_page_explains_every_metric(client):
+    body = client.get(reverse("metrics")).content.decode()
+    for anchor in ['id="ea"', 'id="ea-strict"', 'id="hardness"', 'id="ci"', 'id="outcomes"']:
+        assert anchor in body
+    assert "1e-06" in body and "1000 resamples" in body
+    assert "quirks" in body
+
+
+def test_the_about_page_gives_the_bibtex(client):
+    body = client.get(reverse("about")).content.decode()
+    assert "@misc{ranaldi2024contamination" in body and "2402.08100" in body
+
+
+def test_the_changelog_lists_published_versions_only(client, demo_version):
+    version_create_draft(label="bozza-7", name="Termite", derived_from=demo_version)
+    body = client.get(reverse("changelog")).content.decode()
+    assert 'id="version-demo-1.0"' in body and "23 questions, 23 scored" in body
+    assert "bozza-7" not in body
+
+
+def test_robots_txt_keeps_crawlers_off_everything_private(client):
+    body = client.get("/robots.txt").content.decode()
+    for prefix in ["/benchmark/", "/accounts/", "/submissions/", "/api/", "/admin/", "/staff/"]:
+        assert f"Disallow: {prefix}" in body
+
+
+def test_the_health_check_answers(client):
+    assert client.get(reverse("healthz")).json() == {"status": "ok"}
