@@ -1,10 +1,29 @@
-// Results page: draw the chart, and poll the status until scoring ends, then reload once to show scores.
+// Results page: draw the chart; while scoring runs, poll the status and, once it ends, swap in the
+// finished page's content in place, so the user watches it change without a reload.
 (function () {
-  var data = document.getElementById("results-chart-data");
-  if (data && window.Plotly) {
-    var figure = JSON.parse(data.textContent);
-    Plotly.newPlot("results-chart", figure.data, figure.layout, { displayModeBar: false, responsive: true });
+  function drawChart(root) {
+    var data = root.querySelector("#results-chart-data");
+    if (data && window.Plotly) {
+      var figure = JSON.parse(data.textContent);
+      Plotly.newPlot("results-chart", figure.data, figure.layout, { displayModeBar: false, responsive: true });
+    }
   }
+
+  function showFinished() {
+    return fetch(window.location.href, { credentials: "same-origin" })
+      .then(function (response) { return response.text(); })
+      .then(function (html) {
+        var page = new DOMParser().parseFromString(html, "text/html");
+        var fresh = page.querySelector("main.content");
+        var current = document.querySelector("main.content");
+        if (fresh && current) {
+          current.innerHTML = fresh.innerHTML;
+          drawChart(document);
+        }
+      });
+  }
+
+  drawChart(document);
   var card = document.getElementById("status-card");
   if (!card || card.dataset.finished === "1") return;
   var delay = 1000;
@@ -15,7 +34,7 @@
         var badge = document.getElementById("status");
         badge.textContent = status.status;
         badge.className = "badge status-" + status.status;
-        if (status.finished) { window.location.reload(); return; }
+        if (status.finished) { return showFinished(); }
         delay = Math.min(delay * 1.5, 10000);
         setTimeout(poll, delay);
       })
