@@ -49,15 +49,11 @@ class QuestionScore(NamedTuple):
 
 @dataclass(frozen=True)
 class GoldResult:
-    """The gold rows and, when the gold query has a top-level ORDER BY, one order key per row.
-
-    `strict_rows` are the rows of the gold query as written, for EA-strict: with its sort keys appended
-    SQLite may return tied rows in another order, and EA-strict must not depend on that.
-    """
+    """The rows of the gold query as written, in the engine's order (EA-strict compares with them), and,
+    when it has a top-level ORDER BY, one order key per row (EA lets rows with equal keys swap)."""
 
     rows: tuple[tuple, ...]
     order_keys: tuple[tuple, ...] | None
-    strict_rows: tuple[tuple, ...]
 
 
 # (sha256 of the database file, question id, sha256 of the gold SQL) -> the gold result
@@ -110,18 +106,13 @@ def score_predictions(
         raise ValueError(f"no database file for: {', '.join(missing)}")
     schemas = {db_id: _schema(Path(path)) for db_id, path in database_paths.items()}
     with Sandbox(limits) as sandbox:
-        scores = tuple(
-            _score_question(
-                question,
-                predictions.get(question.question_id),
-                sandbox=sandbox,
-                database=Path(database_paths[question.db_id]) if question.valid else None,
-                schema=schemas.get(question.db_id),
-                dialect=dialect,
-                gold_cache=gold_cache,
-            )
-            for question in questions
-        )
+        # Transpiling costs more than running: it goes first, while the sandbox's child boots.
+        prepared = {
+            q.question_id: _prepare(predictions.get(q.question_id), dialect, schemas.get(q.db_id))
+            for q in questions
+            if q.valid
+        }
+        scores = tuple(_score_question(q, prepared, database_paths, sandbox, gold_cache) for q in questions)
     graded = [
         Graded(question.db_id, question.hardness, score.outcome, score.ea, score.ea_strict)
         for question, score in zip(questions, scores, strict=True)
@@ -129,43 +120,56 @@ def score_predictions(
     return ScoreReport(version=benchmark_version, metrics=summarise(graded), questions=scores)
 
 
+def _prepare(
+    prediction: str | None, dialect: str, schema: Mapping[str, Mapping[str, str]] | None
+) -> str | tuple[str, str | None]:
+    """The prediction as SQLite to run, or (outcome, error) when there is nothing to run."""
+    if prediction is None or not prediction.strip():
+        return ("not_submitted", None)
+    try:
+        return to_sqlite(prediction, source=dialect, schema=schema)
+    except TranspileError as exc:
+        return ("syntax_error", str(exc)[:MAX_ERROR_CHARS])
+
+
 def _score_question(
     question: GoldQuestion,
-    prediction: str | None,
-    *,
+    prepared: Mapping[str, str | tuple[str, str | None]],
+    database_paths: Mapping[str, Path],
     sandbox: Sandbox,
-    database: Path | None,
-    schema: Mapping[str, Mapping[str, str]] | None,
-    dialect: str,
     gold_cache: GoldCache | None,
 ) -> QuestionScore:
     qid = question.question_id
-    if database is None:
+    if not question.valid:
         return QuestionScore(qid, EXCLUDED, False, False, "the question is marked invalid")
+    database = Path(database_paths[question.db_id])
     gold = _gold_result(question, database, sandbox, gold_cache)
     if gold is None:
         logger.warning("the gold query of question %s failed at scoring time", qid)
         return QuestionScore(
             qid, EXCLUDED, False, False, f"the gold query of question {qid} failed at scoring time"
         )
-    if prediction is None or not prediction.strip():
-        return QuestionScore(qid, "not_submitted", False, False, None)
-    try:
-        sql = to_sqlite(prediction, source=dialect, schema=schema)
-    except TranspileError as exc:
-        return QuestionScore(qid, "syntax_error", False, False, str(exc)[:MAX_ERROR_CHARS])
+    sql = prepared[qid]
+    if isinstance(sql, tuple):
+        outcome, error = sql
+        return QuestionScore(qid, outcome, False, False, error)
     execution = sandbox.execute(database, sql)
     if execution.outcome != "ok":
         return QuestionScore(qid, execution.outcome, False, False, execution.error)
     ea = results_match(gold.rows, execution.rows, gold_order_keys=gold.order_keys)
-    ea_strict = results_match_strict(gold.strict_rows, execution.rows)
+    ea_strict = results_match_strict(gold.rows, execution.rows)
     return QuestionScore(qid, "correct" if ea else "wrong_result", ea, ea_strict, None)
 
 
 def _gold_result(
     question: GoldQuestion, database: Path, sandbox: Sandbox, gold_cache: GoldCache | None
 ) -> GoldResult | None:
-    """Run the gold query, with its ORDER BY keys appended when it has one; None when it fails."""
+    """Run the gold query, and with an ORDER BY also its keyed form for the order keys; None if it fails.
+
+    The rows come from the gold query itself, in the order the engine returns them, so that EA-strict
+    compares with what the authors' rule would; the keyed form may order tied rows differently, but its
+    keys, taken in order, are the same sequence.
+    """
     key = (
         sandbox.database_sha256(database),
         question.question_id,
@@ -177,18 +181,16 @@ def _gold_result(
         keyed = order_key_query(question.sql_sqlite)
     except ValueError:
         return None
-    sql, n_keys = keyed if keyed is not None else (question.sql_sqlite, None)
-    execution = sandbox.execute(database, sql, budgeted=False)
-    if execution.outcome != "ok":
+    plain = sandbox.execute(database, question.sql_sqlite, budgeted=False)
+    if plain.outcome != "ok":
         return None
-    if n_keys is None:
-        result = GoldResult(execution.rows, None, execution.rows)
-    else:
-        plain = sandbox.execute(database, question.sql_sqlite, budgeted=False)
-        if plain.outcome != "ok":
+    order_keys = None
+    if keyed is not None:
+        with_keys = sandbox.execute(database, keyed[0], budgeted=False)
+        if with_keys.outcome != "ok" or len(with_keys.rows) != len(plain.rows):
             return None
-        rows, keys = split_order_keys(execution.rows, n_keys)
-        result = GoldResult(tuple(rows), tuple(keys), plain.rows)
+        order_keys = tuple(split_order_keys(with_keys.rows, keyed[1])[1])
+    result = GoldResult(plain.rows, order_keys)
     if gold_cache is not None:
         gold_cache[key] = result
     return result

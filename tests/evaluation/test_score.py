@@ -257,7 +257,7 @@ def test_the_gold_cache_is_filled_once_and_then_used(demo):
     assert len(ordered.rows) == len(ordered.order_keys) == 6
     key = next(key for key in cache if key[1] == "q2")
     assert key[0] == sha256_of(demo)
-    cache[key] = GoldResult(rows=((8,),), order_keys=None, strict_rows=((8,),))
+    cache[key] = GoldResult(rows=((8,),), order_keys=None)
     second = score(demo, questions, {"q2": "SELECT 8"}, gold_cache=cache)
     assert first.questions[0].outcome == "correct"
     assert second.questions[1].outcome == "correct"
