@@ -25,3 +25,6 @@ EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
 # Tests render pages without running collectstatic; whitenoise warns about a missing folder otherwise.
 WHITENOISE_USE_FINDERS = True
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # noqa: F405
+# The browser tests talk plain HTTP to 127.0.0.1; secure-only cookies would never be sent there.
+SESSION_COOKIE_SECURE = False
+CSRF_COOKIE_SECURE = False

@@ -1,0 +1,59 @@
+"""In a real browser: sign up, log in, download the bundle, upload, watch it get scored, see the chart."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+
+import pytest
+
+from evaluation.services import demo_benchmark_load
+from tests.demo import demo_gold, predictions_jsonl
+
+pytestmark = pytest.mark.browser
+
+
+def test_a_visitor_signs_up_submits_and_watches_the_results_arrive(live_portal, page, screenshot, tmp_path):
+    demo_benchmark_load()
+    page.goto(live_portal)
+    page.click("text=Sign up")
+    page.fill("#id_username", "giulia")
+    page.fill("#id_email", "giulia@example.org")
+    page.fill("#id_affiliation", "Università di Pisa")
+    page.fill("#id_password1", "una-passphrase-lunga-17")
+    page.fill("#id_password2", "una-passphrase-lunga-17")
+    page.click("button:has-text('Sign up')")
+    page.wait_for_url("**/accounts/profile/")
+
+    page.click("button:has-text('Log out')")
+    page.click("text=Log in")
+    page.fill("#id_username", "giulia")
+    page.fill("#id_password", "una-passphrase-lunga-17")
+    page.click("form.card button:has-text('Log in')")
+    page.wait_for_url("**/accounts/profile/")
+
+    page.click("nav >> text=Benchmark")
+    page.click("text=Termite demo demo-1.0")
+    with page.expect_download() as download:
+        page.click("text=Download the task bundle")
+    bundle = zipfile.ZipFile(io.BytesIO(open(download.value.path(), "rb").read()))
+    questions = [json.loads(line) for line in bundle.read("questions.jsonl").decode().splitlines()]
+    assert len(questions) == 23
+
+    predictions = tmp_path / "predictions.jsonl"
+    predictions.write_bytes(predictions_jsonl(demo_gold()))
+    page.goto(f"{live_portal}/submissions/new/")
+    page.fill("#id_model_name", "Modello del browser")
+    page.check("#id_is_public")
+    page.set_input_files("#id_predictions", str(predictions))
+    page.click("button:has-text('Upload and score')")
+    page.wait_for_url("**/submissions/*/")
+    # A marker on the window survives only if the page is not reloaded while the results arrive.
+    page.evaluate("window.__notReloaded = true")
+    page.wait_for_selector("#ea", timeout=60_000)
+    assert page.evaluate("window.__notReloaded === true")
+    assert page.inner_text("#status") == "scored"
+    assert page.inner_text("#ea") == "100.0"
+    page.wait_for_selector("#results-chart .main-svg")
+    screenshot(page, "1-results")
