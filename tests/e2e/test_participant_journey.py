@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import zipfile
 
@@ -37,7 +36,7 @@ def test_a_visitor_signs_up_submits_and_watches_the_results_arrive(live_portal, 
     page.click("text=Termite demo demo-1.0")
     with page.expect_download() as download:
         page.click("text=Download the task bundle")
-    bundle = zipfile.ZipFile(io.BytesIO(open(download.value.path(), "rb").read()))
+    bundle = zipfile.ZipFile(download.value.path())
     questions = [json.loads(line) for line in bundle.read("questions.jsonl").decode().splitlines()]
     assert len(questions) == 23
 
