@@ -7,20 +7,16 @@ The server and the worker are separate processes sharing the test database, so t
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 
 import pytest
-from django.conf import settings
-from django.db import connection
 
+from tests.processes import ROOT, free_port, portal_env, require_postgresql, start_worker, stop, wait_for
 from tests.services import REQUIRE_SERVICES, require_service
 
-ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "var" / "screenshots"
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -34,92 +30,47 @@ CHROMIUM_ARGS = [
 ]
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def portal_env(**extra: str) -> dict[str, str]:
-    database = connection.settings_dict
-    return {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "termite_site.settings_test",
-        "DATABASE_URL": f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{database['NAME']}",
-        "REDIS_URL": settings.REDIS_URL,
-        "TERMITE_DATA_DIR": str(settings.DATA_DIR),
-        "ALLOWED_HOSTS": "127.0.0.1,localhost",
-        **extra,
-    }
-
-
-def _wait_until_up(url: str, process: subprocess.Popen, seconds: float = 30) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"the server exited with {process.returncode}")
-        try:
-            with urllib.request.urlopen(url, timeout=2):
-                return
-        except OSError:
-            time.sleep(0.2)
-    raise RuntimeError(f"the server did not answer at {url}")
-
-
-def _stop(process: subprocess.Popen) -> None:
-    process.terminate()
+def _answers(url: str) -> bool:
     try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
+        with urllib.request.urlopen(url, timeout=2):
+            return True
+    except OSError:
+        return False
 
 
 @pytest.fixture
 def live_portal(transactional_db, settings):
     """The portal's URL, served by gunicorn with a real rqworker, both on the test database."""
     require_service("DATABASE_URL", 5432)
-    redis_url = require_service("REDIS_URL", 6379)
-    if connection.vendor != "postgresql":
-        pytest.skip("the portal's processes share the test database only on PostgreSQL")
-    settings.REDIS_URL = redis_url
+    settings.REDIS_URL = require_service("REDIS_URL", 6379)
+    require_postgresql()
     from evaluation.queue import scoring_queue
 
     scoring_queue().empty()
-    port = _free_port()
-    env = portal_env()
-    log = (ROOT / "var").joinpath("e2e-server.log")
+    port = free_port()
+    log = ROOT / "var" / "e2e-server.log"
     log.parent.mkdir(exist_ok=True)
     with log.open("w") as out:
+        command = [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "termite_site.wsgi:application",
+            "-b",
+            f"127.0.0.1:{port}",
+            "-w",
+            "2",
+        ]
         server = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "gunicorn",
-                "termite_site.wsgi:application",
-                "-b",
-                f"127.0.0.1:{port}",
-                "-w",
-                "2",
-            ],
-            cwd=ROOT,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
+            command, cwd=ROOT, env=portal_env(), stdout=out, stderr=subprocess.STDOUT, start_new_session=True
         )
-        worker = subprocess.Popen(
-            [sys.executable, "manage.py", "rqworker", "scoring"],
-            cwd=ROOT,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
+        worker = start_worker()
         try:
-            _wait_until_up(f"http://127.0.0.1:{port}/healthz", server)
+            wait_for(lambda: _answers(f"http://127.0.0.1:{port}/healthz"), seconds=30, what="gunicorn")
             yield f"http://127.0.0.1:{port}"
         finally:
-            _stop(worker)
-            _stop(server)
+            stop(worker)
+            stop(server)
 
 
 @pytest.fixture(scope="session")
@@ -140,7 +91,7 @@ def browser():
 
 
 @pytest.fixture
-def page(browser, request):
+def page(browser):
     context = browser.new_context(accept_downloads=True, locale="en-GB")
     page = context.new_page()
     page.set_default_timeout(30_000)

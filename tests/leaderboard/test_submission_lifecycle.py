@@ -2,24 +2,17 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
-from django.conf import settings as django_settings
 from django.core.management import call_command
-from django.db import connection
 from django.utils import timezone
 
 from evaluation.jobs import score_submission
 from leaderboard.models import Submission
 from leaderboard.services import Upload, requeue_stuck, submission_create
 from tests.demo import predictions_jsonl
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.processes import require_postgresql, run_worker_burst
 
 
 def test_scoring_twice_stores_the_result_once(db, make_submission, gold, in_process):
@@ -113,39 +106,14 @@ def test_the_sweeper_command_has_a_dry_run(db, make_submission, capsys):
     assert submission.status == "queued"
 
 
-def worker_env() -> dict[str, str]:
-    """The environment of a worker process sharing this test run's database, data folder and Redis."""
-    database = connection.settings_dict
-    url = f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{database['NAME']}"
-    return {
-        **os.environ,
-        "DATABASE_URL": url,
-        "REDIS_URL": django_settings.REDIS_URL,
-        "TERMITE_DATA_DIR": str(django_settings.DATA_DIR),
-        "DJANGO_SETTINGS_MODULE": "termite_site.settings_test",
-    }
-
-
 @pytest.fixture
 def real_queue(transactional_db, redis_url, settings):
-    if connection.vendor != "postgresql":
-        pytest.skip("a worker process shares the test database only on PostgreSQL")
+    require_postgresql()
     settings.REDIS_URL = redis_url
     from evaluation.queue import scoring_queue
 
     scoring_queue().empty()
     return scoring_queue()
-
-
-def run_worker() -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "manage.py", "rqworker", "scoring", "--burst"],
-        cwd=ROOT,
-        env=worker_env(),
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
 
 
 def test_upload_then_real_redis_then_rqworker_burst_scores_it(real_queue, owner, gold):
@@ -161,7 +129,7 @@ def test_upload_then_real_redis_then_rqworker_burst_scores_it(real_queue, owner,
     submission.refresh_from_db()
     assert submission.status == "queued" and submission.enqueued_at is not None
     assert real_queue.count == 1
-    worker = run_worker()
+    worker = run_worker_burst()
     assert worker.returncode == 0, worker.stderr[-2000:]
     submission.refresh_from_db()
     assert (submission.status, submission.ea, submission.attempts) == ("scored", 1.0, 1)
@@ -184,7 +152,7 @@ def test_a_worker_starting_up_sweeps_what_a_dead_worker_left(real_queue, owner, 
         attempts=1,
         started_at=timezone.now() - timedelta(hours=2),
     )
-    worker = run_worker()
+    worker = run_worker_burst()
     assert worker.returncode == 0, worker.stderr[-2000:]
     submission.refresh_from_db()
     assert (submission.status, submission.attempts) == ("scored", 2)

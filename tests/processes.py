@@ -1,0 +1,87 @@
+"""Real portal processes for tests: workers and servers sharing the test database, data folder and Redis."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.db import connection
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def require_postgresql() -> None:
+    if connection.vendor != "postgresql":
+        pytest.skip("separate processes share the test database only on PostgreSQL")
+
+
+def portal_env(**extra: str) -> dict[str, str]:
+    database = connection.settings_dict
+    return {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "termite_site.settings_test",
+        "DATABASE_URL": f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{database['NAME']}",
+        "REDIS_URL": settings.REDIS_URL,
+        "TERMITE_DATA_DIR": str(settings.DATA_DIR),
+        "ALLOWED_HOSTS": "127.0.0.1,localhost",
+        **extra,
+    }
+
+
+def run_worker_burst(**env: str) -> subprocess.CompletedProcess:
+    """`rqworker scoring --burst`: works through the queue, then exits."""
+    return subprocess.run(
+        [sys.executable, "manage.py", "rqworker", "scoring", "--burst"],
+        cwd=ROOT,
+        env=portal_env(**env),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def start_worker(**env: str) -> subprocess.Popen:
+    """A long-running worker in its own process group, so that a test can kill it with its work-horse."""
+    return subprocess.Popen(
+        [sys.executable, "manage.py", "rqworker", "scoring"],
+        cwd=ROOT,
+        env=portal_env(**env),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
+def kill_group(process: subprocess.Popen, sig: int = signal.SIGKILL) -> None:
+    with contextlib.suppress(ProcessLookupError):  # already gone
+        os.killpg(process.pid, sig)
+    process.wait(timeout=30)
+
+
+def stop(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        kill_group(process, signal.SIGTERM)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_for(condition, *, seconds: float = 60, step: float = 0.1, what: str = "condition"):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(step)
+    raise AssertionError(f"timed out after {seconds} s waiting for {what}")
