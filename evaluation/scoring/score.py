@@ -104,9 +104,9 @@ def score_predictions(
     missing = sorted({q.db_id for q in questions if q.valid} - set(database_paths))
     if missing:
         raise ValueError(f"no database file for: {', '.join(missing)}")
-    schemas = {db_id: _schema(Path(path)) for db_id, path in database_paths.items()}
     with Sandbox(limits) as sandbox:
         # Transpiling costs more than running: it goes first, while the sandbox's child boots.
+        schemas = {db_id: _schema(Path(path)) for db_id, path in database_paths.items()}
         prepared = {
             q.question_id: _prepare(predictions.get(q.question_id), dialect, schemas.get(q.db_id))
             for q in questions
