@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -132,6 +134,41 @@ def test_a_child_that_crashes_mid_query_fails_that_query_only(demo, pristine):
         assert_still_serves(sandbox, demo)
         assert sandbox.child_starts == 2
     assert sha256_of(demo) == pristine
+
+
+ORPHANING_PARENT = """
+import os, sys, threading, time
+from evaluation.scoring.sandbox import Limits, Sandbox
+sandbox = Sandbox(Limits(query_seconds=0.2, kill_grace_seconds=0.3)).__enter__()
+threading.Thread(target=sandbox.execute, args=(sys.argv[1], sys.argv[2]), daemon=True).start()
+time.sleep(0.3)
+print(sandbox.child_pid, flush=True)
+os._exit(0)
+"""
+
+
+def test_a_runaway_child_whose_parent_died_is_ended_by_its_cpu_backstop(demo):
+    parent = subprocess.run(
+        [sys.executable, "-c", ORPHANING_PARENT, str(demo), UNINTERRUPTIBLE],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    orphan = int(parent.stdout)
+    assert is_running(orphan)
+    deadline = time.monotonic() + 8
+    while is_running(orphan) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not is_running(orphan)
+
+
+def is_running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"
 
 
 def test_a_child_that_died_between_queries_is_replaced(sandbox, demo):
