@@ -189,3 +189,79 @@ class SubmissionQuota(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user}: {self.per_day}/day, {self.per_version}/version"
+
+
+class Baseline(models.Model):
+    """A result reported elsewhere (a paper), entered by an admin and shown on the leaderboard, marked
+    as such and never ranked: its numbers were not produced by this portal's scorer.
+
+    `per_database` holds EA as fractions per database slug of the version. `ea` is the overall EA as
+    reported; left blank, the leaderboard shows the question-weighted mean of `per_database`.
+    """
+
+    version = models.ForeignKey(BenchmarkVersion, on_delete=models.PROTECT, related_name="baselines")
+    model_name = models.CharField(_("model name"), max_length=120)
+    team = models.CharField(_("team"), max_length=120, blank=True)
+    model_size = models.CharField(_("model size"), max_length=40, blank=True)
+    weights = models.CharField(
+        _("weights"), max_length=10, choices=Submission.Weights.choices, default=Submission.Weights.UNKNOWN
+    )
+    approach = models.CharField(
+        _("approach"),
+        max_length=12,
+        choices=Submission.Approach.choices,
+        default=Submission.Approach.PROMPTING,
+    )
+    per_database = models.JSONField(
+        _("EA per database"),
+        default=dict,
+        help_text=_('Fractions between 0 and 1 per database slug, e.g. {"bowling": 0.5079}.'),
+    )
+    ea = models.FloatField(
+        _("overall EA"),
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0), MaxValueValidator(1)],
+        help_text=_("A fraction. Leave blank to use the question-weighted mean of the per-database EA."),
+    )
+    spider_dev_ea = models.FloatField(
+        _("reported Spider dev EA (%)"),
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0), MaxValueValidator(100)],
+    )
+    note = models.CharField(_("note"), max_length=300, blank=True, help_text=_("e.g. model and settings."))
+    source = models.TextField(_("source"), help_text=_("The citation of the paper that reports it."))
+    source_url = models.URLField(_("source URL"), blank=True)
+    date = models.DateField(_("date"), help_text=_("When the result was published."))
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["version", "model_name"]
+        constraints = [
+            models.UniqueConstraint(fields=["version", "model_name"], name="unique_baseline_per_version")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.model_name} ({self.version}, baseline)"
+
+    def clean(self) -> None:
+        from django.core.exceptions import ValidationError
+
+        if not isinstance(self.per_database, dict) or not self.per_database:
+            raise ValidationError({"per_database": _("Give at least one database: {slug: fraction}.")})
+        for slug, value in self.per_database.items():
+            if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+                raise ValidationError(
+                    {"per_database": _("%(slug)s: EA must be a fraction between 0 and 1.") % {"slug": slug}}
+                )
+        if self.version_id is not None:
+            known = set(self.version.databases.values_list("slug", flat=True))
+            unknown = sorted(set(self.per_database) - known)
+            if unknown:
+                raise ValidationError(
+                    {
+                        "per_database": _("%(version)s has no database %(slugs)s.")
+                        % {"version": self.version, "slugs": ", ".join(unknown)}
+                    }
+                )

@@ -18,7 +18,7 @@ from evaluation.predictions import parse_predictions
 from evaluation.queue import scoring_queue
 from evaluation.scoring.score import SCORER_VERSION
 from evaluation.selectors import question_ids_by_database
-from leaderboard import selectors
+from leaderboard import ranking, selectors
 from leaderboard.models import Submission
 
 logger = logging.getLogger(__name__)
@@ -194,10 +194,22 @@ def submission_moderate(*, submission: Submission, hidden: bool, flagged: bool, 
 
 
 def leaderboard_changed(*, version: BenchmarkVersion) -> None:
-    """Drop the cached ranking of a version; the leaderboard pages rebuild it on their next request."""
-    from django.core.cache import cache
+    """Drop the cached ranking of a version (rows, charts, CSV and JSON); the next request rebuilds it.
 
-    cache.delete(f"leaderboard:{version.label}")
+    Call it after anything that changes what the ranking shows: scoring, hiding, withdrawing, a baseline.
+    It drops the cache now and again once the transaction commits, since a page built in between read
+    the old rows. It never fails: the worst a cache outage does is leave a ranking stale for an hour.
+    """
+    label = version.label
+
+    def forget() -> None:
+        try:
+            ranking.forget(label)
+        except Exception as error:
+            logger.warning("could not drop the cached leaderboard of %s (%s)", label, type(error).__name__)
+
+    forget()
+    transaction.on_commit(forget)
 
 
 def submission_score(*, submission_id: int) -> str:

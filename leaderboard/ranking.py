@@ -1,0 +1,396 @@
+"""The public ranking of one benchmark version: its rows, shared ranks, sorting, filtering and cache.
+
+Only public, scored, live, unhidden submissions (`Submission.objects.ranked`) and admins' baselines are
+read, through `.values()`: never predictions, outcomes or anything of the gold. Every accuracy here is a
+fraction in [0, 1], the self-reported Spider EA too (it is entered in %).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from datetime import date
+from typing import Any
+
+from django.core.cache import cache
+from django.db.models import Count, F
+from django.utils.functional import Promise
+from django.utils.translation import gettext_lazy as _
+
+from evaluation.models import BenchmarkVersion, Hardness
+from evaluation.scoring.metrics import HARDNESS_LEVELS
+from leaderboard.models import Submission
+
+logger = logging.getLogger(__name__)
+
+# Two EAs closer than this are equal: CI bounds and EAs are both k/n, computed the same way.
+_EPSILON = 1e-9
+
+# The column groups a visitor can hide; the rank, model, team, date and EA columns always show.
+COLUMN_GROUPS = {
+    "databases": _("per database"),
+    "hardness": _("per hardness"),
+    "spider": _("Spider"),
+    "tags": _("model card"),
+}
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of the leaderboard: a public scored submission, or a baseline reported elsewhere."""
+
+    submission_id: int | None
+    model_name: str
+    team: str
+    date: date
+    ea: float
+    ea_strict: float | None
+    ea_ci95: tuple[float, float] | None
+    per_database: dict[str, float | None]
+    per_hardness: dict[str, float | None]
+    spider_ea: float | None
+    model_size: str = ""
+    weights: str = Submission.Weights.UNKNOWN
+    approach: str = Submission.Approach.OTHER
+    baseline: bool = False
+    note: str = ""
+    source: str = ""
+    source_url: str = ""
+    rank: int | None = None
+
+    @property
+    def spider_gap(self) -> float | None:
+        """Self-reported Spider EA minus EA here: large gaps are the contamination signal."""
+        if self.spider_ea is None:
+            return None
+        return round(self.spider_ea - self.ea, 6)
+
+    @property
+    def size(self) -> str:
+        return normalise_size(self.model_size)
+
+    @property
+    def weights_label(self) -> str:
+        return Submission.Weights(self.weights).label
+
+    @property
+    def approach_label(self) -> str:
+        return Submission.Approach(self.approach).label
+
+    @property
+    def search_text(self) -> str:
+        return " ".join((self.model_name, self.team, self.model_size, self.note)).lower()
+
+    def value(self, key: str) -> Any:
+        """The value a column sorts by; None (missing) sorts last whichever the order."""
+        if key.startswith("db_"):
+            return self.per_database.get(key[3:])
+        if key.startswith("hardness_"):
+            return self.per_hardness.get(key[9:])
+        return _VALUES[key](self)
+
+
+_VALUES: dict[str, Callable[[Row], Any]] = {
+    "model_name": lambda row: row.model_name.lower(),
+    "team": lambda row: row.team.lower() or None,
+    "date": lambda row: row.date,
+    "ea": lambda row: row.ea,
+    "ea_strict": lambda row: row.ea_strict,
+    "spider_ea": lambda row: row.spider_ea,
+    "spider_gap": lambda row: row.spider_gap,
+    "model_size": lambda row: parameters(row.model_size),
+    "weights": lambda row: row.weights,
+    "approach": lambda row: row.approach,
+}
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str
+    label: str | Promise
+    group: str | None = None
+    numeric: bool = True
+
+
+@dataclass(frozen=True)
+class Leaderboard:
+    version: str
+    databases: list[str]
+    rows: list[Row]
+
+    @property
+    def hardness_levels(self) -> tuple[str, ...]:
+        return HARDNESS_LEVELS
+
+    @property
+    def columns(self) -> list[Column]:
+        return [
+            Column("rank", _("Rank")),
+            Column("model_name", _("Model"), numeric=False),
+            Column("team", _("Team"), numeric=False),
+            Column("date", _("Date"), numeric=False),
+            Column("ea", _("EA")),
+            Column("ea_strict", _("EA-strict")),
+            *(Column(f"db_{slug}", slug, "databases") for slug in self.databases),
+            *(Column(f"hardness_{level}", Hardness(level).label, "hardness") for level in HARDNESS_LEVELS),
+            Column("spider_ea", _("Spider EA (self-reported)"), "spider"),
+            Column("spider_gap", _("Gap to Spider"), "spider"),
+            Column("model_size", _("Size"), "tags"),
+            Column("weights", _("Weights"), "tags", numeric=False),
+            Column("approach", _("Approach"), "tags", numeric=False),
+        ]
+
+    @property
+    def sizes(self) -> list[str]:
+        """The model sizes present, smallest first, for the size filter."""
+        sizes = {row.size for row in self.rows if row.size}
+        return sorted(sizes, key=lambda size: (parameters(size) is None, parameters(size) or 0, size))
+
+
+def shared_ranks(rows: Sequence[Row]) -> list[int | None]:
+    """Competition ranks ("1, 1, 3") over `rows` in ranking order, where statistical ties share a rank.
+
+    A ranked row shares the rank of the ranked row just above it when each row's EA lies inside the
+    other's 95% confidence interval; ties chain, so a row can share the rank of a row two places up
+    through the one in between. Otherwise its rank is its position among the ranked rows. A row
+    without an interval is taken as the interval [EA, EA]. Baselines are not ranked (None) and are
+    skipped: they were not scored here, so they neither take a rank nor break a tie.
+    """
+    ranks: list[int | None] = []
+    above: Row | None = None
+    position = 0
+    rank = 0
+    for row in rows:
+        if row.baseline:
+            ranks.append(None)
+            continue
+        position += 1
+        if above is None or not (_inside(row.ea, above) and _inside(above.ea, row)):
+            rank = position
+        ranks.append(rank)
+        above = row
+    return ranks
+
+
+def _inside(ea: float, row: Row) -> bool:
+    low, high = row.ea_ci95 or (row.ea, row.ea)
+    return low - _EPSILON <= ea <= high + _EPSILON
+
+
+def baseline_overall(per_database: dict[str, float], question_counts: dict[str, int]) -> float:
+    """The overall EA of per-database numbers: their mean weighted by each database's questions."""
+    weights = {slug: question_counts.get(slug, 0) for slug in per_database}
+    total = sum(weights.values())
+    if total == 0:
+        return round(sum(per_database.values()) / len(per_database), 6)
+    return round(sum(ea * weights[slug] for slug, ea in per_database.items()) / total, 6)
+
+
+def build_leaderboard(*, version: BenchmarkVersion) -> Leaderboard:
+    """The ranking of `version` from the database, in three queries whatever the number of rows."""
+    question_counts = dict(
+        version.databases.order_by("slug").annotate(n=Count("questions")).values_list("slug", "n")
+    )
+    databases = list(question_counts)
+    rows = [_submission_row(item, databases) for item in _submissions(version)]
+    for item in version.baselines.values(*_BASELINE_FIELDS).order_by("model_name"):
+        _insert_by_ea(rows, _baseline_row(item, databases, question_counts))
+    ranks = shared_ranks(rows)
+    return Leaderboard(
+        version=version.label,
+        databases=databases,
+        rows=[replace(row, rank=rank) for row, rank in zip(rows, ranks, strict=True)],
+    )
+
+
+def _submissions(version: BenchmarkVersion) -> Iterable[dict]:
+    return (
+        Submission.objects.ranked(version)
+        .order_by(F("ea").desc(nulls_last=True), F("ea_strict").desc(nulls_last=True), "created_at", "pk")
+        .values(
+            "pk",
+            "model_name",
+            "team",
+            "created_at",
+            "ea",
+            "ea_strict",
+            "scores",
+            "spider_dev_ea",
+            "model_size",
+            "weights",
+            "approach",
+        )
+    )
+
+
+def _submission_row(item: dict, databases: list[str]) -> Row:
+    scores = item["scores"] or {}
+    overall = scores.get("overall", {})
+    ci = overall.get("ea_ci95")
+    return Row(
+        submission_id=item["pk"],
+        model_name=item["model_name"],
+        team=item["team"],
+        date=item["created_at"].date(),
+        ea=item["ea"] or 0.0,
+        ea_strict=item["ea_strict"],
+        ea_ci95=(ci[0], ci[1]) if ci else None,
+        per_database=_accuracies(scores.get("per_database", {}), databases),
+        per_hardness=_accuracies(scores.get("per_hardness", {}), HARDNESS_LEVELS),
+        spider_ea=_fraction(item["spider_dev_ea"]),
+        model_size=item["model_size"],
+        weights=item["weights"],
+        approach=item["approach"],
+    )
+
+
+def _accuracies(groups: dict, names: Iterable[str]) -> dict[str, float | None]:
+    # A group with no scored question has no EA (the scorer writes 0.0 for it).
+    return {name: groups[name]["ea"] if groups.get(name, {}).get("n") else None for name in names}
+
+
+def _fraction(percent: float | None) -> float | None:
+    return None if percent is None else round(percent / 100, 6)
+
+
+_BASELINE_FIELDS = (
+    "model_name",
+    "team",
+    "date",
+    "ea",
+    "per_database",
+    "spider_dev_ea",
+    "model_size",
+    "weights",
+    "approach",
+    "note",
+    "source",
+    "source_url",
+)
+
+
+def _baseline_row(item: dict, databases: list[str], question_counts: dict[str, int]) -> Row:
+    per_database = item["per_database"]
+    ea = item["ea"] if item["ea"] is not None else baseline_overall(per_database, question_counts)
+    return Row(
+        submission_id=None,
+        model_name=item["model_name"],
+        team=item["team"],
+        date=item["date"],
+        ea=ea,
+        ea_strict=None,
+        ea_ci95=None,
+        per_database={slug: per_database.get(slug) for slug in databases},
+        per_hardness=dict.fromkeys(HARDNESS_LEVELS),
+        spider_ea=_fraction(item["spider_dev_ea"]),
+        model_size=item["model_size"],
+        weights=item["weights"],
+        approach=item["approach"],
+        baseline=True,
+        note=item["note"],
+        source=item["source"],
+        source_url=item["source_url"],
+    )
+
+
+def _insert_by_ea(rows: list[Row], baseline: Row) -> None:
+    """Place a baseline below every row whose EA is at least its own."""
+    index = next((i for i, row in enumerate(rows) if row.ea < baseline.ea), len(rows))
+    rows.insert(index, baseline)
+
+
+# Filtering and sorting: on the cached rows, in Python, so they cost no query. static/js/leaderboard.js
+# does the same in the browser.
+
+
+def filter_rows(
+    rows: Iterable[Row], *, q: str = "", weights: str = "", approach: str = "", size: str = ""
+) -> list[Row]:
+    """Rows whose model, team, size or note contain `q` (ignoring case) and whose tags match."""
+    words = q.lower().split()
+    size = normalise_size(size)
+    return [
+        row
+        for row in rows
+        if all(word in row.search_text for word in words)
+        and (not weights or row.weights == weights)
+        and (not approach or row.approach == approach)
+        and (not size or row.size == size)
+    ]
+
+
+def sort_rows(rows: Sequence[Row], *, key: str = "rank", descending: bool = False) -> list[Row]:
+    """`rows` (in ranking order) sorted by a column; equal values keep the ranking order, and missing
+    values come last in both directions."""
+    if key == "rank":
+        return list(reversed(rows)) if descending else list(rows)
+    present = [row for row in rows if row.value(key) is not None]
+    missing = [row for row in rows if row.value(key) is None]
+    return sorted(present, key=lambda row: row.value(key), reverse=descending) + missing
+
+
+_SIZE = re.compile(r"^(\d+(?:\.\d+)?)([KMBT])$")
+_UNITS = {"K": 1e3, "M": 1e6, "B": 1e9, "T": 1e12}
+
+
+def normalise_size(size: str) -> str:
+    return re.sub(r"\s+", "", size).upper()
+
+
+def parameters(size: str) -> float | None:
+    """ "7B" → 7e9, "350M" → 3.5e8; None for what does not read as a parameter count."""
+    match = _SIZE.match(normalise_size(size))
+    return float(match[1]) * _UNITS[match[2]] if match else None
+
+
+# The cache. Every leaderboard of a version (rows, charts, CSV, JSON) is stored under a key that holds
+# the version label and a token; `forget` replaces the token, which drops them all at once. A page that
+# was built from the old rows while a change was being committed stores under the old token, where
+# nobody looks any more, so it cannot bring a stale ranking back.
+
+CACHE_SECONDS = 3600
+_SCHEMA = 1  # bump when Row or Leaderboard change shape
+
+
+def _token_key(label: str) -> str:
+    return f"leaderboard:{label}:token"
+
+
+def cache_key(label: str, kind: str) -> str:
+    token = cache.get(_token_key(label))
+    if token is None:
+        cache.add(_token_key(label), uuid.uuid4().hex, timeout=None)
+        token = cache.get(_token_key(label))
+    return f"leaderboard:v{_SCHEMA}:{label}:{token}:{kind}"
+
+
+def forget(label: str) -> None:
+    cache.set(_token_key(label), uuid.uuid4().hex, timeout=None)
+
+
+def cached(label: str, kind: str, build: Callable[[], Any]) -> Any:
+    """`build()`, cached for the version `label` as `kind` ("rows", "csv", ...) until `forget(label)`."""
+    try:
+        key = cache_key(label, kind)
+        value = cache.get(key)
+    except Exception as error:  # a cache outage makes the leaderboard slower, never unavailable
+        logger.warning("leaderboard cache unavailable (%s)", type(error).__name__)
+        return build()
+    if value is None:
+        value = build()
+        try:
+            cache.set(key, value, CACHE_SECONDS)
+        except Exception as error:
+            logger.warning("leaderboard cache unavailable (%s)", type(error).__name__)
+    return value
+
+
+def leaderboard_for(*, version: BenchmarkVersion) -> Leaderboard:
+    return cached(version.label, "rows", lambda: build_leaderboard(version=version))
+
+
+def leaderboard_rows(*, version: BenchmarkVersion) -> list[Row]:
+    return leaderboard_for(version=version).rows

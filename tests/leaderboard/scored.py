@@ -1,0 +1,60 @@
+"""Scored submissions without running the scorer: `scores` JSON shaped exactly as the scorer writes it
+for the demo benchmark (23 questions: biblioteca 12, ciclismo 11; easy 6, medium 7, hard 6, extra 4)."""
+
+from __future__ import annotations
+
+from evaluation.scoring.metrics import OUTCOMES, bootstrap_ci
+
+DATABASES = {"biblioteca": 12, "ciclismo": 11}
+HARDNESS = {"easy": 6, "medium": 7, "hard": 6, "extra": 4}
+QUESTIONS = sum(DATABASES.values())
+
+
+def _spread(correct: int, sizes: dict[str, int]) -> dict[str, int]:
+    """`correct` answers filling the groups in order: the first group is answered best."""
+    spread = {}
+    for name, size in sizes.items():
+        spread[name] = min(correct, size)
+        correct -= spread[name]
+    return spread
+
+
+def scores_json(correct: int, *, strict: int | None = None) -> dict:
+    strict = correct if strict is None else strict
+
+    def groups(sizes: dict[str, int]) -> dict:
+        right, right_strict = _spread(correct, sizes), _spread(strict, sizes)
+        return {
+            name: {"ea": right[name] / size, "ea_strict": right_strict[name] / size, "n": size}
+            for name, size in sizes.items()
+        }
+
+    low, high = bootstrap_ci([True] * correct + [False] * (QUESTIONS - correct))
+    outcomes = dict.fromkeys(OUTCOMES, 0)
+    outcomes.update(correct=correct, wrong_result=QUESTIONS - correct)
+    return {
+        "version": "demo-1.0",
+        "scorer_version": "1.0.0",
+        "overall": {
+            "ea": correct / QUESTIONS,
+            "ea_strict": strict / QUESTIONS,
+            "ea_ci95": [low, high],
+            "n": QUESTIONS,
+            "excluded": 0,
+        },
+        "per_database": groups(DATABASES),
+        "per_hardness": groups(HARDNESS),
+        "outcomes": outcomes,
+    }
+
+
+def scored_fields(correct: int, *, strict: int | None = None) -> dict:
+    """The fields of a public submission scored with `correct` right answers of 23."""
+    scores = scores_json(correct, strict=strict)
+    return {
+        "status": "scored",
+        "is_public": True,
+        "scores": scores,
+        "ea": scores["overall"]["ea"],
+        "ea_strict": scores["overall"]["ea_strict"],
+    }

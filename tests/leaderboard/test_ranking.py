@@ -1,0 +1,276 @@
+"""The ranking of a version: who is in it, in which order, and which ranks are shared."""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+
+import pytest
+from django.utils import timezone
+
+from leaderboard.models import Baseline
+from leaderboard.ranking import (
+    Row,
+    baseline_overall,
+    build_leaderboard,
+    filter_rows,
+    parameters,
+    shared_ranks,
+    sort_rows,
+)
+from leaderboard.services import submission_score
+from tests.leaderboard.scored import scored_fields
+
+pytestmark = pytest.mark.django_db
+
+
+def row(ea: float, ci: tuple[float, float] | None = None, **fields) -> Row:
+    values = {
+        "submission_id": 1,
+        "model_name": "m",
+        "team": "",
+        "date": date(2026, 1, 1),
+        "ea": ea,
+        "ea_strict": ea,
+        "ea_ci95": ci,
+        "per_database": {},
+        "per_hardness": {},
+        "spider_ea": None,
+    }
+    return Row(**{**values, **fields})
+
+
+def test_ranks_follow_positions_when_no_interval_contains_the_other_ea():
+    rows = [row(0.9, (0.85, 0.95)), row(0.7, (0.65, 0.75)), row(0.5, (0.45, 0.55))]
+    assert shared_ranks(rows) == [1, 2, 3]
+
+
+def test_rows_within_each_others_interval_share_a_rank_and_the_next_rank_is_skipped():
+    rows = [row(0.9, (0.85, 0.95)), row(0.88, (0.80, 0.93)), row(0.5, (0.45, 0.55))]
+    assert shared_ranks(rows) == [1, 1, 3]
+
+
+def test_a_tie_needs_both_intervals_to_contain_the_other_ea():
+    # 0.80 lies in the first interval, but 0.90 is outside the second: no tie.
+    rows = [row(0.9, (0.75, 0.95)), row(0.8, (0.70, 0.85))]
+    assert shared_ranks(rows) == [1, 2]
+
+
+def test_ties_chain_through_the_row_in_between():
+    rows = [
+        row(0.80, (0.70, 0.90)),
+        row(0.74, (0.64, 0.84)),
+        row(0.68, (0.58, 0.78)),  # ties the row above, though not the first
+        row(0.40, (0.30, 0.50)),
+    ]
+    assert shared_ranks(rows) == [1, 1, 1, 4]
+
+
+def test_rows_without_an_interval_tie_only_on_the_same_ea():
+    assert shared_ranks([row(0.5), row(0.5), row(0.4)]) == [1, 1, 3]
+
+
+def test_baselines_take_no_rank_and_do_not_break_a_tie():
+    rows = [row(0.9, (0.85, 0.95)), row(0.89, baseline=True), row(0.88, (0.84, 0.93)), row(0.2, (0.1, 0.3))]
+    assert shared_ranks(rows) == [1, None, 1, 3]
+
+
+def test_the_ranking_holds_public_scored_live_submissions_best_first(make_submission, other_user):
+    best = make_submission(model_name="Primo", **scored_fields(20))
+    second = make_submission(model_name="Secondo", **scored_fields(15))
+    third = make_submission(model_name="Terzo", user=other_user, **scored_fields(14))
+    last = make_submission(model_name="Ultimo", **scored_fields(5))
+    make_submission(model_name="Privato", **{**scored_fields(23), "is_public": False})
+    make_submission(model_name="Nascosto", is_hidden=True, **scored_fields(23))
+    make_submission(model_name="Ritirato", withdrawn_at=timezone.now(), **scored_fields(23))
+    make_submission(model_name="In coda", is_public=True)
+    make_submission(model_name="Fallito", is_public=True, status="failed")
+
+    rows = build_leaderboard(version=best.version).rows
+
+    assert [r.submission_id for r in rows] == [best.pk, second.pk, third.pk, last.pk]
+    # 15/23 and 14/23 lie within each other's 95% interval; 20/23 and 5/23 lie within no other's.
+    assert [r.rank for r in rows] == [1, 2, 2, 4]
+
+
+def test_equal_ea_is_ordered_by_ea_strict_then_by_the_earlier_submission(make_submission):
+    now = timezone.now()
+    later = make_submission(model_name="Dopo", created_at=now, **scored_fields(15, strict=14))
+    earlier = make_submission(
+        model_name="Prima", created_at=now - timedelta(days=1), **scored_fields(15, strict=14)
+    )
+    stricter = make_submission(model_name="Più severo", created_at=now, **scored_fields(15, strict=15))
+    rows = build_leaderboard(version=later.version).rows
+    assert [r.submission_id for r in rows] == [stricter.pk, earlier.pk, later.pk]
+    assert [r.rank for r in rows] == [1, 1, 1]
+
+
+def test_a_row_carries_ci_per_database_per_hardness_spider_and_model_card(make_submission):
+    submission = make_submission(
+        model_name="Modello",
+        team="Gruppo",
+        model_size="7B",
+        weights="open",
+        approach="fine-tuning",
+        spider_dev_ea=80.5,
+        **scored_fields(14, strict=13),
+    )
+    (only,) = build_leaderboard(version=submission.version).rows
+    assert only.ea == pytest.approx(14 / 23) and only.ea_strict == pytest.approx(13 / 23)
+    assert only.ea_ci95 == tuple(submission.scores["overall"]["ea_ci95"])
+    assert only.per_database == {"biblioteca": 1.0, "ciclismo": pytest.approx(2 / 11)}
+    assert only.per_hardness == {"easy": 1.0, "medium": 1.0, "hard": pytest.approx(1 / 6), "extra": 0.0}
+    assert only.spider_ea == 0.805 and only.spider_gap == pytest.approx(0.805 - 14 / 23, abs=1e-6)
+    assert (only.model_size, only.weights, only.approach, only.baseline) == (
+        "7B",
+        "open",
+        "fine-tuning",
+        False,
+    )
+    assert only.date == submission.created_at.date()
+
+
+def test_a_row_scored_by_the_real_scorer_reads_the_same(make_submission, gold):
+    predictions = dict(gold)
+    predictions["ciclismo-002"] = "SELECT 42"
+    submission = make_submission(predictions=predictions, is_public=True)
+    submission_score(submission_id=submission.pk)
+    submission.refresh_from_db()
+    (only,) = build_leaderboard(version=submission.version).rows
+    assert only.ea == submission.ea == pytest.approx(22 / 23)
+    assert only.per_database["biblioteca"] == 1.0
+    assert only.per_database["ciclismo"] == pytest.approx(10 / 11)
+    assert only.rank == 1
+
+
+def test_a_group_without_scored_questions_has_no_ea(make_submission):
+    fields = scored_fields(10)
+    fields["scores"]["per_hardness"]["extra"] = {"ea": 0.0, "ea_strict": 0.0, "n": 0}
+    submission = make_submission(**fields)
+    (only,) = build_leaderboard(version=submission.version).rows
+    assert only.per_hardness["extra"] is None
+
+
+def test_a_baseline_sits_unranked_below_the_rows_with_at_least_its_ea(make_submission, demo_version):
+    above = make_submission(model_name="Sopra", **scored_fields(15))
+    below = make_submission(model_name="Sotto", **scored_fields(5))
+    Baseline.objects.create(
+        version=demo_version,
+        model_name="Riferimento",
+        per_database={"biblioteca": 0.5, "ciclismo": 0.25},
+        source="Un articolo, 2024.",
+        date=date(2024, 5, 1),
+    )
+    rows = build_leaderboard(version=demo_version).rows
+    assert [(r.model_name, r.rank, r.baseline) for r in rows] == [
+        ("Sopra", 1, False),
+        ("Riferimento", None, True),
+        ("Sotto", 2, False),
+    ]
+    baseline = rows[1]
+    # Left blank, the overall EA is the mean weighted by questions: (12 * 0.5 + 11 * 0.25) / 23.
+    assert baseline.ea == pytest.approx((12 * 0.5 + 11 * 0.25) / 23, abs=1e-6)
+    assert baseline.per_database == {"biblioteca": 0.5, "ciclismo": 0.25}
+    assert baseline.submission_id is None and baseline.ea_ci95 is None and baseline.ea_strict is None
+    assert above.pk and below.pk
+
+
+def test_a_baseline_with_an_overall_ea_keeps_it(demo_version):
+    Baseline.objects.create(
+        version=demo_version,
+        model_name="Riferimento",
+        per_database={"biblioteca": 0.5},
+        ea=0.42,
+        source="Un articolo, 2024.",
+        date=date(2024, 5, 1),
+    )
+    (only,) = build_leaderboard(version=demo_version).rows
+    assert only.ea == 0.42 and only.per_database == {"biblioteca": 0.5, "ciclismo": None}
+
+
+def test_the_weighted_mean_uses_question_counts_and_falls_back_to_the_plain_mean():
+    assert baseline_overall({"a": 1.0, "b": 0.0}, {"a": 3, "b": 1}) == 0.75
+    assert baseline_overall({"a": 1.0, "b": 0.0}, {}) == 0.5
+
+
+def test_the_ranking_reads_in_three_queries(make_submission, demo_version, django_assert_num_queries):
+    for correct in (3, 9, 15):
+        make_submission(**scored_fields(correct))
+    with django_assert_num_queries(3):
+        build_leaderboard(version=demo_version)
+
+
+def test_another_versions_submissions_stay_out(make_submission, demo_version):
+    from evaluation.services import version_create_draft
+
+    other = version_create_draft(label="altra-1.0", name="Altra")
+    make_submission(version=other, **scored_fields(20))
+    assert build_leaderboard(version=demo_version).rows == []
+
+
+# Filtering and sorting, in Python on the rows.
+
+ROWS = [
+    row(0.9, submission_id=1, model_name="Alfa-7B", team="Torino", model_size="7B", weights="open"),
+    row(0.7, submission_id=2, model_name="Beta", team="Milano", model_size="70 b", approach="fine-tuning"),
+    row(0.6, submission_id=3, model_name="Gamma", model_size="", spider_ea=0.8, ea_strict=None),
+    row(0.5, submission_id=4, model_name="Delta", team="Torino", model_size="1.5B", spider_ea=0.55),
+]
+
+
+def ids(rows) -> list[int]:
+    return [r.submission_id for r in rows]
+
+
+@pytest.mark.parametrize(
+    ("filters", "expected"),
+    [
+        ({}, [1, 2, 3, 4]),
+        ({"q": "torino"}, [1, 4]),
+        ({"q": "ALFA"}, [1]),
+        ({"q": "torino delta"}, [4]),
+        ({"q": "nessuno"}, []),
+        ({"weights": "open"}, [1]),
+        ({"approach": "fine-tuning"}, [2]),
+        ({"size": "70B"}, [2]),
+        ({"size": "7b"}, [1]),
+        ({"q": "torino", "size": "1.5B"}, [4]),
+    ],
+)
+def test_filters(filters, expected):
+    assert ids(filter_rows(ROWS, **filters)) == expected
+
+
+@pytest.mark.parametrize(
+    ("key", "descending", "expected"),
+    [
+        ("rank", False, [1, 2, 3, 4]),
+        ("rank", True, [4, 3, 2, 1]),
+        ("ea", False, [4, 3, 2, 1]),
+        ("model_name", False, [1, 2, 4, 3]),
+        ("team", False, [2, 1, 4, 3]),  # no team comes last
+        ("team", True, [1, 4, 2, 3]),  # equal teams keep the ranking order; still last
+        ("model_size", True, [2, 1, 4, 3]),
+        ("spider_ea", True, [3, 4, 1, 2]),
+        ("spider_gap", True, [3, 4, 1, 2]),
+        ("ea_strict", False, [4, 2, 1, 3]),
+    ],
+)
+def test_sorting_by_a_column_puts_missing_values_last(key, descending, expected):
+    assert ids(sort_rows(ROWS, key=key, descending=descending)) == expected
+
+
+def test_sorting_by_a_database_or_hardness_column():
+    rows = [
+        row(0.9, submission_id=1, per_database={"x": 0.2}, per_hardness={"easy": None}),
+        row(0.8, submission_id=2, per_database={"x": 0.6}, per_hardness={"easy": 0.5}),
+    ]
+    assert ids(sort_rows(rows, key="db_x", descending=True)) == [2, 1]
+    assert ids(sort_rows(rows, key="hardness_easy")) == [2, 1]
+
+
+@pytest.mark.parametrize(
+    ("size", "count"),
+    [("7B", 7e9), ("70 b", 7e10), ("1.5B", 1.5e9), ("350M", 3.5e8), ("8x7B", None), ("", None)],
+)
+def test_sizes_read_as_parameter_counts(size, count):
+    assert parameters(size) == count
