@@ -330,12 +330,12 @@ class _Worker:
             cursor = connection.execute(sql)
             if cursor.description is None:
                 return _failure("syntax_error", "the text holds no query", started)
+            columns = tuple(column[0] for column in cursor.description)
             rows = cursor.fetchmany(self.limits.max_rows + 1)
             cursor.close()
             if len(rows) > self.limits.max_rows:
                 message = f"the query returns more than {self.limits.max_rows} rows"
                 return _failure("resource_limit", message, started)
-            columns = tuple(column[0] for column in cursor.description)
             return ("ok", columns, tuple(rows), None, time.perf_counter() - started)
         except sqlite3.Error as exc:
             return _failure(*_classify(exc), started)
@@ -393,6 +393,9 @@ def _failure(outcome: Outcome, message: str, started: float) -> tuple:
 
 
 def _classify(exc: sqlite3.Error) -> tuple[Outcome, str]:
+    """syntax_error: SQLite cannot read the text as one statement; timeout: the progress handler stopped
+    it; resource_limit: a size or depth limit was hit; runtime_error: the rest (unknown tables or columns,
+    statements that are not reads, errors while running)."""
     name = getattr(exc, "sqlite_errorname", None)
     message = str(exc)
     if name == "SQLITE_INTERRUPT":
