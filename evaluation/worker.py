@@ -11,6 +11,8 @@ logger = logging.getLogger(__name__)
 
 class ScoringWorker(Worker):
     def work(self, *args, **kwargs):
+        from django.db import connections
+
         from leaderboard.services import requeue_stuck
 
         try:
@@ -20,4 +22,8 @@ class ScoringWorker(Worker):
         else:
             if requeued:
                 logger.info("start-up sweep re-enqueued submissions %s", requeued)
+        finally:
+            # Each job runs in a forked work-horse: a database connection opened here would be shared by
+            # every horse, so none may stay open.
+            connections.close_all()
         return super().work(*args, **kwargs)

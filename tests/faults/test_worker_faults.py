@@ -1,0 +1,156 @@
+"""Faults around the scoring workers: nothing lost, nothing scored twice."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+
+import pytest
+from django.db import connection
+
+from evaluation.jobs import score_submission
+from evaluation.queue import scoring_queue
+from evaluation.services import demo_benchmark_load
+from leaderboard.models import Submission
+from leaderboard.services import Upload, requeue_stuck, submission_create
+from tests.demo import demo_gold, predictions_jsonl
+from tests.processes import ROOT, kill_group, portal_env, run_worker_burst, start_worker, stop, wait_for
+
+QUICK = {"TERMITE_QUERY_TIMEOUT": "1"}
+
+
+def upload(user, version, predictions) -> Submission:
+    return submission_create(
+        user=user,
+        version=version,
+        upload=Upload("p.jsonl", predictions_jsonl(predictions)),
+        model_card={"model_name": "M"},
+    )
+
+
+def status_of(submission: Submission) -> str:
+    return Submission.objects.values_list("status", flat=True).get(pk=submission.pk)
+
+
+def test_a_worker_killed_with_sigkill_mid_job_is_swept_and_scored_once(
+    real_services, owner, slow_predictions
+):
+    submission = upload(owner, demo_benchmark_load(), slow_predictions)
+    worker = start_worker(**QUICK)
+    try:
+        wait_for(lambda: status_of(submission) == "running", what="the worker to claim the submission")
+    finally:
+        kill_group(worker)  # the worker, its work-horse and the sandbox child, mid-job
+    assert status_of(submission) == "running"
+    real_services.TERMITE_STUCK_AFTER_SECONDS = 0  # as if the sweeper ran after the time limit
+    assert requeue_stuck() == [submission.pk]
+    done = run_worker_burst(**QUICK)
+    assert done.returncode == 0, done.stderr[-2000:]
+    submission.refresh_from_db()
+    assert (submission.status, submission.attempts) == ("scored", 2)
+    assert submission.scores["outcomes"]["timeout"] == 5 and submission.scores["outcomes"]["correct"] == 18
+    assert requeue_stuck() == []
+
+
+def test_two_workers_racing_for_one_submission_score_it_once(real_services, owner):
+    submission = upload(owner, demo_benchmark_load(), demo_gold())
+    queue = scoring_queue()
+    queue.enqueue(score_submission, submission.pk, job_id="race-a")
+    queue.enqueue(score_submission, submission.pk, job_id="race-b")
+    command = [sys.executable, "manage.py", "rqworker", "scoring", "--burst"]
+    workers = [subprocess.Popen(command, cwd=ROOT, env=portal_env()) for _ in range(2)]
+    for worker in workers:
+        assert worker.wait(timeout=300) == 0
+    submission.refresh_from_db()
+    assert (submission.status, submission.attempts) == ("scored", 1)
+    # Three jobs for one submission (the upload's own and two more), two workers taking them at once.
+    job_ids = (f"submission-{submission.pk}-0", "race-a", "race-b")
+    results = sorted(queue.fetch_job(job_id).return_value() for job_id in job_ids)
+    assert results == ["scored", "skipped: not queued", "skipped: not queued"]
+
+
+def test_a_dropped_database_connection_mid_job_loses_nothing(real_services, owner, slow_predictions):
+    submission = upload(owner, demo_benchmark_load(), slow_predictions)
+    worker = start_worker(**QUICK)
+    try:
+        wait_for(lambda: status_of(submission) == "running", what="the worker to claim the submission")
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+        job = scoring_queue().fetch_job(f"submission-{submission.pk}-0")
+        wait_for(lambda: job.get_status(refresh=True) in ("failed", "finished"), what="the job to end")
+        assert status_of(submission) == "running"  # the job died with its connection, mid-way
+        real_services.TERMITE_STUCK_AFTER_SECONDS = 0
+        assert requeue_stuck() == [submission.pk]
+        wait_for(lambda: status_of(submission) == "scored", seconds=120, what="the retried job to score it")
+    finally:
+        stop(worker)
+    submission.refresh_from_db()
+    assert (submission.status, submission.attempts) == ("scored", 2)
+
+
+def test_an_unreadable_database_copy_fails_clearly_and_is_retried_after_repair(real_services, owner):
+    version = demo_benchmark_load()
+    path = version.databases.get(slug="ciclismo").sqlite_path
+    aside = path.with_suffix(".aside")
+    shutil.move(path, aside)
+    try:
+        submission = upload(owner, version, demo_gold())
+        assert run_worker_burst().returncode == 0
+        submission.refresh_from_db()
+        assert submission.status == "failed" and submission.failure_retryable
+        assert submission.failure_reason.startswith("The copy of database ciclismo cannot be read")
+    finally:
+        shutil.move(aside, path)
+    assert requeue_stuck() == [submission.pk]
+    assert run_worker_burst().returncode == 0
+    submission.refresh_from_db()
+    assert (submission.status, submission.ea, submission.attempts) == ("scored", 1.0, 2)
+
+
+@pytest.fixture
+def private_redis(real_services):
+    """A Redis of this test's own, so that stopping it disturbs nothing else."""
+    from tests.processes import free_port
+
+    port = free_port()
+
+    def start() -> subprocess.Popen:
+        server = subprocess.Popen(
+            ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+            stdout=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        wait_for(
+            lambda: (
+                subprocess.run(["redis-cli", "-p", str(port), "ping"], capture_output=True).returncode == 0
+            ),
+            what="redis",
+        )
+        return server
+
+    real_services.REDIS_URL = f"redis://127.0.0.1:{port}/0"
+    servers = [start()]
+    yield servers, start
+    for server in servers:
+        stop(server)
+
+
+def test_redis_stopped_while_uploads_arrive_then_restarted_loses_nothing(private_redis, owner):
+    servers, start = private_redis
+    version = demo_benchmark_load()
+    before = upload(owner, version, demo_gold())
+    kill_group(servers[0])
+    during = [upload(owner, version, demo_gold()) for _ in range(3)]
+    assert all(Submission.objects.get(pk=s.pk).enqueued_at is None for s in during)
+    servers.append(start())  # restarted empty: the job enqueued before the crash is gone too
+    requeued = requeue_stuck()
+    assert sorted(requeued) == sorted(s.pk for s in [before, *during])
+    done = run_worker_burst()
+    assert done.returncode == 0, done.stderr[-2000:]
+    for submission in [before, *during]:
+        submission.refresh_from_db()
+        assert (submission.status, submission.attempts) == ("scored", 1)
