@@ -114,6 +114,10 @@ def _read_jsonl(data: bytes, filename: str, questions_by_database) -> tuple[dict
         if not isinstance(query, str):
             errors.append(f"{at}: field 'sql' is " + ("missing" if query is None else "not a string"))
             continue
+        problem = _unstorable(query)
+        if problem:
+            errors.append(f"{at}: field 'sql' {problem}")
+            continue
         if question_id not in known:
             errors.append(f"{at}: field 'question_id': unknown question {_shown(question_id)}")
             continue
@@ -183,6 +187,17 @@ def _read_capped(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
     if len(data) > MAX_UNZIPPED_BYTES:
         raise ValueError(f"unzips to more than {MAX_UNZIPPED_BYTES // 2**20} MB")
     return data
+
+
+def _unstorable(text: str) -> str | None:
+    """Why a string cannot be stored or run as given (JSON may escape what UTF-8 text cannot hold)."""
+    if "\x00" in text:
+        return "contains a NUL character (\\u0000)"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        return f"contains a lone surrogate (\\u{ord(text[error.start]):04x}), which is not text"
+    return None
 
 
 def _shown(value: str) -> str:

@@ -173,3 +173,15 @@ def test_a_zip_bomb_is_refused_before_it_is_inflated():
         archive.writestr("negozio/predict.txt", b"\0" * (30 * 2**20))
     errors = errors_of(buffer.getvalue())
     assert "unzips to more than 20 MB" in errors[0]
+
+
+@pytest.mark.parametrize(
+    ("sql_json", "message"),
+    [
+        (r'"SELECT \u0000"', "p.jsonl: line 1: field 'sql' contains a NUL character (\\u0000)"),
+        (r'"SELECT \ud800"', "p.jsonl: line 1: field 'sql' contains a lone surrogate (\\ud800), which is not text"),
+    ],
+)
+def test_sql_that_json_can_escape_but_no_database_can_store_is_refused(sql_json, message):
+    data = b'{"question_id": "negozio-001", "sql": ' + sql_json.encode() + b"}"
+    assert errors_of(data) == [message]
