@@ -174,6 +174,10 @@ def _read_authors_zip(data: bytes, filename: str, questions_by_database) -> tupl
                     f"{where}: line {number}: database {_shown(line_db.strip())} where {db} was expected"
                 )
                 continue
+            problem = _unstorable(query)
+            if problem:
+                errors.append(f"{where}: line {number}: the SQL {problem}")
+                continue
             sql[ids[number - 1]] = query
     if not sql and not errors:
         errors.append(f"{filename}: no <database>/predict.txt in the zip")

@@ -185,3 +185,8 @@ def test_a_zip_bomb_is_refused_before_it_is_inflated():
 def test_sql_that_json_can_escape_but_no_database_can_store_is_refused(sql_json, message):
     data = b'{"question_id": "negozio-001", "sql": ' + sql_json.encode() + b"}"
     assert errors_of(data) == [message]
+
+
+def test_a_nul_character_in_the_authors_layout_is_refused():
+    errors = errors_of(authors_zip({"scuola/predict.txt": "SELECT '\x00'\tscuola"}))
+    assert errors == ["p.jsonl: scuola/predict.txt: line 1: the SQL contains a NUL character (\\u0000)"]
