@@ -140,6 +140,7 @@ ORPHANING_PARENT = """
 import os, sys, threading, time
 from evaluation.scoring.sandbox import Limits, Sandbox
 sandbox = Sandbox(Limits(query_seconds=0.2, kill_grace_seconds=0.3)).__enter__()
+sandbox.execute(sys.argv[1], "SELECT 1")  # the child is up
 threading.Thread(target=sandbox.execute, args=(sys.argv[1], sys.argv[2]), daemon=True).start()
 time.sleep(0.3)
 print(sandbox.child_pid, flush=True)
