@@ -53,6 +53,11 @@ def parse_predictions(
         raise PredictionFileError([f"{filename}: the file is larger than {max_file_bytes // 1024} KB"])
     if not data.strip():
         raise PredictionFileError([f"{filename}: the file is empty"])
+    if data[:4] != b"PK\x03\x04" and b"\x00" in data:
+        line = data[: data.index(b"\x00")].count(b"\n") + 1
+        raise PredictionFileError(
+            [f"{filename}: line {line}: the file contains NUL bytes (UTF-16, or not text?); save it as UTF-8"]
+        )
     if data[:4] == b"PK\x03\x04":
         sql, errors = _read_authors_zip(data, filename, questions_by_database)
         kind = "authors-zip"

@@ -106,9 +106,9 @@ def test_text_that_is_not_utf8_names_the_line():
     assert errors[0].startswith("p.jsonl: line 1: not UTF-8")
 
 
-def test_utf16_is_refused_as_not_utf8():
+def test_utf16_is_refused_with_a_hint_to_save_as_utf8():
     errors = errors_of(jsonl({"question_id": "negozio-001", "sql": "SELECT 1"}).decode().encode("utf-16"))
-    assert "not UTF-8" in errors[0]
+    assert errors == ["p.jsonl: line 1: the file contains NUL bytes (UTF-16, or not text?); save it as UTF-8"]
 
 
 def test_deeply_nested_json_is_refused_without_crashing():
