@@ -106,11 +106,13 @@ def test_a_syntax_error_is_told_apart(shared_sandbox, demo):
     assert shared_sandbox.execute(demo, "SELEC nome FROM clienti").outcome == "syntax_error"
 
 
-def test_a_runaway_query_stops_at_its_budget(shared_sandbox, demo):
+def test_a_runaway_query_is_stopped_by_sqlite_itself_at_its_budget(shared_sandbox, demo):
+    child = shared_sandbox.child_pid
     started = time.perf_counter()
     execution = shared_sandbox.execute(demo, INFINITE_CTE)
-    assert execution.outcome == "timeout"
-    assert BUDGET <= time.perf_counter() - started < BUDGET + 0.2
+    assert (execution.outcome, execution.error) == ("timeout", "the query ran past its time budget")
+    assert BUDGET <= time.perf_counter() - started < BUDGET + 1.0
+    assert shared_sandbox.child_pid == child
 
 
 def test_a_step_sqlite_cannot_interrupt_is_killed_and_a_fresh_child_goes_on(sandbox, demo, pristine):
@@ -118,7 +120,8 @@ def test_a_step_sqlite_cannot_interrupt_is_killed_and_a_fresh_child_goes_on(sand
     started = time.perf_counter()
     execution = sandbox.execute(demo, UNINTERRUPTIBLE)
     assert execution.outcome == "timeout"
-    assert time.perf_counter() - started < BUDGET + TEST_LIMITS.kill_grace_seconds + 0.3
+    assert time.perf_counter() - started < BUDGET + TEST_LIMITS.kill_grace_seconds + 1.0
+    assert "killed" in execution.error
     assert_still_serves(sandbox, demo)
     assert sandbox.child_pid != first_child
     assert sandbox.child_starts == 2
@@ -139,10 +142,11 @@ def test_a_child_that_crashes_mid_query_fails_that_query_only(demo, pristine):
 ORPHANING_PARENT = """
 import os, sys, threading, time
 from evaluation.scoring.sandbox import Limits, Sandbox
-sandbox = Sandbox(Limits(query_seconds=0.2, kill_grace_seconds=0.3)).__enter__()
+# The parent dies long before its own watchdog (0.7 s) would kill the child.
+sandbox = Sandbox(Limits(query_seconds=0.2, kill_grace_seconds=0.5)).__enter__()
 sandbox.execute(sys.argv[1], "SELECT 1")  # the child is up
 threading.Thread(target=sandbox.execute, args=(sys.argv[1], sys.argv[2]), daemon=True).start()
-time.sleep(0.3)
+time.sleep(0.1)
 print(sandbox.child_pid, flush=True)
 os._exit(0)
 """
@@ -151,7 +155,8 @@ os._exit(0)
 def test_a_runaway_child_whose_parent_died_is_ended_by_its_cpu_backstop(demo):
     parent = subprocess.run(
         [sys.executable, "-c", ORPHANING_PARENT, str(demo), UNINTERRUPTIBLE],
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,  # the child inherits it: a pipe would be read until the child ends
         text=True,
         check=True,
         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
