@@ -190,7 +190,7 @@ def test_the_total_budget_ends_a_submission_but_not_the_gold(demo):
         assert "total time budget" in outcomes[-1].error
         assert sandbox.execute(demo, NORMAL).outcome == "timeout"
         assert sandbox.execute(demo, NORMAL, budgeted=False).rows == ((6,),)
-        assert sandbox.spent_seconds == pytest.approx(0.5, abs=0.1)
+        assert 0.5 <= sandbox.spent_seconds < 1.0
 
 
 def test_rows_beyond_the_cap_are_a_resource_limit(demo):
