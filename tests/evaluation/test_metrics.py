@@ -16,7 +16,7 @@ from evaluation.scoring.metrics import (
 )
 
 
-def graded(db_id="bowling", hardness="easy", outcome="correct", ea=None, ea_strict=None) -> Graded:
+def graded(db_id="negozio", hardness="easy", outcome="correct", ea=None, ea_strict=None) -> Graded:
     ea = outcome == "correct" if ea is None else ea
     return Graded(db_id, hardness, outcome, ea, ea if ea_strict is None else ea_strict)
 
