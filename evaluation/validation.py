@@ -186,7 +186,8 @@ def _transpile(source: QuestionSource, database: PreparedDatabase) -> PreparedQu
             source.gold_sql, source=database.source.dialect, schema=database.column_types
         )
     except dialect.TranspileError as error:
-        findings.append(Finding("gold_untranspilable", f"cannot be translated to SQLite: {error}"))
+        # The transpiler's message may quote the query; findings are shown and printed, so name the line only.
+        findings.append(Finding("gold_untranspilable", f"cannot be translated to SQLite ({_where(error)})"))
         gold_sqlite = ""
     return PreparedQuestion(source=source, hardness=level, gold_sqlite=gold_sqlite, findings=findings)
 
@@ -195,7 +196,7 @@ def _check_on_sqlite(question: PreparedQuestion, database: PreparedDatabase, san
     execution = sandbox.execute(database.sqlite_file, question.gold_sqlite, budgeted=False)
     if execution.outcome != "ok":
         question.findings.append(
-            Finding("gold_fails", f"fails on SQLite ({execution.outcome}: {execution.error})")
+            Finding("gold_fails", f"fails on SQLite ({execution.outcome.replace('_', ' ')})")
         )
         return
     if not execution.rows:
@@ -231,6 +232,11 @@ def _suspicious_expressions(gold_sql: str, source: str) -> list[Finding]:
         if isinstance(node.this, exp.Literal) and node.this.is_string:
             findings.append(Finding("gold_aggregates_a_string", "aggregates a quoted string, not a column"))
     return list(dict.fromkeys(findings))
+
+
+def _where(error: Exception) -> str:
+    first = str(error).split(":", 1)[0]
+    return first if first.startswith("line ") else "the transpiler rejects it"
 
 
 def _order_dependence(gold_sqlite: str, database: PreparedDatabase, sandbox: Sandbox) -> str | None:

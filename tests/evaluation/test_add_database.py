@@ -70,6 +70,8 @@ def test_a_database_is_built_and_its_questions_validated(draft):
     }
     codes = {q.public_id: [p["code"] for p in q.problems] for q in Question.objects.filter(version=draft)}
     assert codes["negozio-003"] == ["gold_fails"]
+    broken = Question.objects.get(version=draft, public_id="negozio-003")
+    assert "clienti_inesistenti" not in json.dumps(broken.problems) + broken.status_reason + report.text
     assert codes["negozio-004"] == ["gold_empty"]
     assert codes["negozio-005"] == ["gold_order_dependent"]
     assert "negozio: 1 tables, 3 rows (clienti 3)" in report.text
