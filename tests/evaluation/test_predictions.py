@@ -179,7 +179,10 @@ def test_a_zip_bomb_is_refused_before_it_is_inflated():
     ("sql_json", "message"),
     [
         (r'"SELECT \u0000"', "p.jsonl: line 1: field 'sql' contains a NUL character (\\u0000)"),
-        (r'"SELECT \ud800"', "p.jsonl: line 1: field 'sql' contains a lone surrogate (\\ud800), which is not text"),
+        (
+            r'"SELECT \ud800"',
+            "p.jsonl: line 1: field 'sql' contains a lone surrogate (\\ud800), which is not text",
+        ),
     ],
 )
 def test_sql_that_json_can_escape_but_no_database_can_store_is_refused(sql_json, message):
