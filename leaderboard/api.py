@@ -5,18 +5,19 @@ Every error is `{"error": {"code": ..., "message": ..., "details": [...]}}` with
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from functools import wraps
 
 from django.conf import settings
-from django.http import HttpRequest, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET
 
 from evaluation.models import BenchmarkVersion
 from evaluation.predictions import PredictionFileError
-from leaderboard import services
+from leaderboard import exports, ranking, services
 from leaderboard.forms import SubmissionForm
 from leaderboard.models import Submission
 from termite_site import ratelimit
@@ -139,6 +140,25 @@ def submission_detail(request: HttpRequest, pk: int) -> JsonResponse:
         body["receipt"] = None  # the receipt is its owner's
         return JsonResponse(body)
     return JsonResponse(submission_json(request, submission))
+
+
+def leaderboard(request: HttpRequest) -> HttpResponse:
+    """The ranking of a published version (?version=LABEL, default the latest), public, no token."""
+    if request.method != "GET":
+        return error(405, "method_not_allowed", "Use GET.")
+    label = request.GET.get("version")
+    versions = BenchmarkVersion.objects.published()
+    version = versions.filter(label=label).first() if label else versions.latest_published()
+    if version is None:
+        if label:
+            return error(404, "not_found", f"No published version {label!r}.")
+        return error(404, "not_found", "No benchmark version is published yet.")
+    body = ranking.cached(
+        version.label,
+        "json",
+        lambda: json.dumps(exports.json_document(ranking.leaderboard_for(version=version))),
+    )
+    return HttpResponse(body, content_type="application/json")
 
 
 @require_GET

@@ -7,5 +7,6 @@ app_name = "api"
 urlpatterns = [
     path("submissions", api.submissions, name="submissions"),
     path("submissions/<int:pk>", api.submission_detail, name="submission_detail"),
+    path("leaderboard", api.leaderboard, name="leaderboard"),
     path("openapi.json", api.openapi, name="openapi"),
 ]

@@ -6,6 +6,8 @@ import json
 
 import plotly.graph_objects as go
 
+from leaderboard.ranking import Leaderboard, Row
+
 HARDNESS_ORDER = ("easy", "medium", "hard", "extra")
 _LAYOUT = {
     "margin": {"l": 50, "r": 10, "t": 30, "b": 80},
@@ -29,6 +31,89 @@ def results_bars(scores: dict) -> dict:
         data=[
             go.Bar(name="EA", x=labels, y=[_percent(row["ea"]) for row in rows]),
             go.Bar(name="EA-strict", x=labels, y=[_percent(row["ea_strict"]) for row in rows]),
+        ],
+        layout={**_LAYOUT, "barmode": "group"},
+    )
+    return json.loads(figure.to_json())
+
+
+TOP_SYSTEMS = 5
+
+
+def _name(row: Row, baseline_label: str) -> str:
+    return (
+        f"{row.model_name} ({baseline_label})" if row.baseline else f"{row.model_name} (#{row.submission_id})"
+    )
+
+
+def leaderboard_bars(board: Leaderboard, *, baseline_label: str, top: int = TOP_SYSTEMS) -> dict | None:
+    """EA per database of the best `top` submissions and of the baselines, as grouped bars."""
+    ranked = [row for row in board.rows if not row.baseline][:top]
+    rows = ranked + [row for row in board.rows if row.baseline]
+    if not rows or not board.databases:
+        return None
+    figure = go.Figure(
+        data=[
+            go.Bar(
+                name=_name(row, baseline_label),
+                x=board.databases,
+                y=[_percent(row.per_database[slug]) for slug in board.databases],
+            )
+            for row in rows
+        ],
+        layout={**_LAYOUT, "barmode": "group"},
+    )
+    return json.loads(figure.to_json())
+
+
+def best_over_time(board: Leaderboard, *, best_label: str, baseline_label: str) -> dict | None:
+    """The best EA reached by the date of each submission that raised it, as a step line; baselines as
+    dotted horizontal lines."""
+    ranked = sorted((row for row in board.rows if not row.baseline), key=lambda row: row.date)
+    if not ranked:
+        return None
+    steps: list[Row] = []
+    for row in ranked:
+        if not steps or row.ea > steps[-1].ea:
+            steps.append(row)
+    first, last = ranked[0].date.isoformat(), ranked[-1].date.isoformat()
+    x = [row.date.isoformat() for row in steps] + [last]
+    y = [_percent(row.ea) for row in steps] + [_percent(steps[-1].ea)]
+    text = [_name(row, baseline_label) for row in steps] + [_name(steps[-1], baseline_label)]
+    traces = [
+        go.Scatter(name=best_label, x=x, y=y, text=text, mode="lines+markers", line={"shape": "hv"}),
+        *(
+            go.Scatter(
+                name=_name(row, baseline_label),
+                x=[first, last],
+                y=[_percent(row.ea)] * 2,
+                mode="lines",
+                line={"dash": "dot"},
+            )
+            for row in board.rows
+            if row.baseline
+        ),
+    ]
+    figure = go.Figure(data=traces, layout={**_LAYOUT, "xaxis": {"type": "date"}})
+    return json.loads(figure.to_json())
+
+
+def compare_bars(first: dict, second: dict, *, names: tuple[str, str]) -> dict:
+    """Two submissions' EA per database and per hardness level, side by side."""
+    databases = sorted(set(first["per_database"]) | set(second["per_database"]))
+    levels = [
+        level for level in HARDNESS_ORDER if level in first["per_hardness"] or level in second["per_hardness"]
+    ]
+
+    def values(scores: dict) -> list[float | None]:
+        groups = [scores["per_database"].get(db) for db in databases]
+        groups += [scores["per_hardness"].get(level) for level in levels]
+        return [_percent(group["ea"]) if group and group.get("n") else None for group in groups]
+
+    figure = go.Figure(
+        data=[
+            go.Bar(name=name, x=databases + levels, y=values(scores))
+            for name, scores in zip(names, (first, second), strict=True)
         ],
         layout={**_LAYOUT, "barmode": "group"},
     )

@@ -1,10 +1,13 @@
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from evaluation.models import BenchmarkVersion
 from leaderboard.models import Submission
+from leaderboard.ranking import COLUMN_GROUPS
 
 
 class SubmissionForm(forms.ModelForm):
@@ -71,3 +74,54 @@ class ModerationForm(forms.Form):
     is_hidden = forms.BooleanField(required=False)
     is_flagged = forms.BooleanField(required=False)
     moderation_reason = forms.CharField(max_length=500, required=False)
+
+
+@dataclass(frozen=True)
+class RankingView:
+    """What a visitor asked of the leaderboard page; anything invalid falls back to the default."""
+
+    q: str = ""
+    weights: str = ""
+    approach: str = ""
+    size: str = ""
+    sort: str = "rank"
+    descending: bool = False
+    hidden: tuple[str, ...] = ()
+
+    @property
+    def filters(self) -> dict[str, str]:
+        return {"q": self.q, "weights": self.weights, "approach": self.approach, "size": self.size}
+
+
+class RankingForm(forms.Form):
+    """The leaderboard's query string: ?q=&weights=&approach=&size=&sort=&order=&hide=."""
+
+    q = forms.CharField(required=False, max_length=100)
+    weights = forms.ChoiceField(required=False, choices=[("", ""), *Submission.Weights.choices])
+    approach = forms.ChoiceField(required=False, choices=[("", ""), *Submission.Approach.choices])
+    size = forms.CharField(required=False, max_length=40)
+    sort = forms.ChoiceField(required=False)
+    order = forms.ChoiceField(required=False, choices=[("asc", "asc"), ("desc", "desc")])
+    hide = forms.MultipleChoiceField(required=False, choices=list(COLUMN_GROUPS.items()))
+
+    def __init__(self, data, *, columns: list[str]):
+        super().__init__(data)
+        self.fields["sort"].choices = [(key, key) for key in columns]
+
+    def view(self) -> RankingView:
+        self.is_valid()
+        data = {name: value for name, value in self.cleaned_data.items() if value}
+        return RankingView(
+            q=data.get("q", "").strip(),
+            weights=data.get("weights", ""),
+            approach=data.get("approach", ""),
+            size=data.get("size", "").strip(),
+            sort=data.get("sort", "rank"),
+            descending=data.get("order") == "desc",
+            hidden=tuple(group for group in COLUMN_GROUPS if group in data.get("hide", ())),
+        )
+
+
+class CompareForm(forms.Form):
+    a = forms.IntegerField(min_value=1)
+    b = forms.IntegerField(min_value=1)

@@ -58,6 +58,67 @@ _SUBMISSION = {
         "results_url": {"type": "string", "format": "uri"},
     },
 }
+_FRACTION = {"type": ["number", "null"], "minimum": 0, "maximum": 1}
+_LEADERBOARD_ROW = {
+    "type": "object",
+    "description": "A public scored submission, or a baseline reported in a paper and not scored here.",
+    "required": [
+        "rank",
+        "submission_id",
+        "model_name",
+        "team",
+        "date",
+        "ea",
+        "ea_strict",
+        "ea_ci95",
+        "per_database",
+        "per_hardness",
+        "spider_ea",
+        "baseline",
+    ],
+    "properties": {
+        "rank": {
+            "type": ["integer", "null"],
+            "description": "Shared by rows whose EA lies within each other's 95% CI (1, 1, 3); null for baselines",
+        },
+        "submission_id": {"type": ["integer", "null"], "description": "null for baselines"},
+        "model_name": {"type": "string"},
+        "team": {"type": "string"},
+        "date": {"type": "string", "format": "date", "description": "Submitted, or published for a baseline"},
+        "ea": {"type": "number", "minimum": 0, "maximum": 1},
+        "ea_strict": _FRACTION,
+        "ea_ci95": {
+            "type": ["array", "null"],
+            "items": {"type": "number"},
+            "minItems": 2,
+            "maxItems": 2,
+            "description": "95% bootstrap interval of EA; null for baselines",
+        },
+        "per_database": {
+            "type": "object",
+            "additionalProperties": _FRACTION,
+            "description": "EA per database slug; null where nothing was scored",
+        },
+        "per_hardness": {"type": "object", "additionalProperties": _FRACTION},
+        "spider_ea": {**_FRACTION, "description": "Self-reported Spider dev EA, as a fraction"},
+        "spider_gap": {"type": ["number", "null"], "description": "spider_ea minus ea"},
+        "model_size": {"type": "string"},
+        "weights": {"type": "string", "enum": ["open", "closed", "unknown"]},
+        "approach": {"type": "string", "enum": ["prompting", "fine-tuning", "other"]},
+        "baseline": {"type": "boolean"},
+        "source": {"type": "string", "description": "A baseline's citation; empty for submissions"},
+    },
+}
+_LEADERBOARD = {
+    "type": "object",
+    "required": ["version", "rows"],
+    "properties": {
+        "version": {"type": "string"},
+        "databases": {"type": "array", "items": {"type": "string"}},
+        "hardness_levels": {"type": "array", "items": {"type": "string"}},
+        "rows": {"type": "array", "items": {"$ref": "#/components/schemas/LeaderboardRow"}},
+    },
+}
 
 
 def _errors(*codes: int) -> dict:
@@ -70,7 +131,7 @@ def _errors(*codes: int) -> dict:
             400: "The request or the predictions file is invalid; `details` lists every problem with its line",
             401: "No token, or an unknown or revoked token",
             403: "The benchmark version takes no submissions",
-            404: "No such submission visible to you",
+            404: "Not found: no such submission visible to you, or no such published version",
             413: "The upload is too large",
             429: "Quota or rate limit exceeded",
         }.items()
@@ -90,9 +151,38 @@ def openapi_document(*, server_url: str) -> dict:
         "servers": [{"url": server_url}],
         "components": {
             "securitySchemes": {"token": {"type": "http", "scheme": "bearer"}},
-            "schemas": {"Error": _ERROR, "Submission": _SUBMISSION, "Scores": _SCORES},
+            "schemas": {
+                "Error": _ERROR,
+                "Submission": _SUBMISSION,
+                "Scores": _SCORES,
+                "Leaderboard": _LEADERBOARD,
+                "LeaderboardRow": _LEADERBOARD_ROW,
+            },
         },
         "paths": {
+            "/api/v1/leaderboard": {
+                "get": {
+                    "summary": "The public ranking of a published benchmark version; no token needed",
+                    "description": (
+                        "Rows in ranking order: EA, then EA-strict, then the earlier submission; baselines"
+                        " sit below every row with at least their EA. Accuracies are fractions in [0, 1]."
+                    ),
+                    "security": [],
+                    "parameters": [
+                        {
+                            "name": "version",
+                            "in": "query",
+                            "required": False,
+                            "schema": {"type": "string"},
+                            "description": "A published version's label; default: the latest published",
+                        }
+                    ],
+                    "responses": {
+                        "200": _json({"$ref": "#/components/schemas/Leaderboard"}, "The ranking"),
+                        **_errors(404),
+                    },
+                }
+            },
             "/api/v1/submissions": {
                 "get": {
                     "summary": "Your own submissions",

@@ -41,3 +41,38 @@ def score_tables(scores: dict) -> dict:
         "per_hardness": per_hardness,
         "outcomes": [(name, scores["outcomes"].get(name, 0)) for name in OUTCOMES],
     }
+
+
+def comparison(first: Submission, second: Submission) -> dict:
+    """Two scored submissions side by side: overall, per database and per hardness level, with the
+    difference first - second (None where either has no scored question)."""
+
+    def line(name: str, a: dict | None, b: dict | None) -> dict:
+        ea_a = a["ea"] if a and a.get("n") else None
+        ea_b = b["ea"] if b and b.get("n") else None
+        return {
+            "name": name,
+            "a": ea_a,
+            "b": ea_b,
+            "a_n": a.get("n") if a else None,
+            "b_n": b.get("n") if b else None,
+            "difference": None if ea_a is None or ea_b is None else ea_a - ea_b,
+        }
+
+    a, b = first.scores, second.scores
+    databases = sorted(set(a["per_database"]) | set(b["per_database"]))
+    levels = [level for level in HARDNESS_LEVELS if level in a["per_hardness"] or level in b["per_hardness"]]
+    return {
+        "overall": [
+            line("EA", a["overall"], b["overall"]),
+            line(
+                "EA-strict",
+                {"ea": a["overall"]["ea_strict"], "n": a["overall"]["n"]},
+                {"ea": b["overall"]["ea_strict"], "n": b["overall"]["n"]},
+            ),
+        ],
+        "per_database": [line(db, a["per_database"].get(db), b["per_database"].get(db)) for db in databases],
+        "per_hardness": [
+            line(level, a["per_hardness"].get(level), b["per_hardness"].get(level)) for level in levels
+        ],
+    }

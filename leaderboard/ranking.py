@@ -31,10 +31,10 @@ _EPSILON = 1e-9
 
 # The column groups a visitor can hide; the rank, model, team, date and EA columns always show.
 COLUMN_GROUPS = {
-    "databases": _("per database"),
-    "hardness": _("per hardness"),
-    "spider": _("Spider"),
-    "tags": _("model card"),
+    "databases": _("EA per database"),
+    "hardness": _("EA per hardness level"),
+    "spider": _("Spider dev EA, self-reported"),
+    "tags": _("Model card"),
 }
 
 
@@ -73,6 +73,10 @@ class Row:
         return normalise_size(self.model_size)
 
     @property
+    def parameter_count(self) -> float | None:
+        return parameters(self.model_size)
+
+    @property
     def weights_label(self) -> str:
         return Submission.Weights(self.weights).label
 
@@ -101,7 +105,7 @@ _VALUES: dict[str, Callable[[Row], Any]] = {
     "ea_strict": lambda row: row.ea_strict,
     "spider_ea": lambda row: row.spider_ea,
     "spider_gap": lambda row: row.spider_gap,
-    "model_size": lambda row: parameters(row.model_size),
+    "model_size": lambda row: row.parameter_count,
     "weights": lambda row: row.weights,
     "approach": lambda row: row.approach,
 }
@@ -113,6 +117,7 @@ class Column:
     label: str | Promise
     group: str | None = None
     numeric: bool = True
+    help: str | Promise = ""
 
 
 @dataclass(frozen=True)
@@ -132,16 +137,30 @@ class Leaderboard:
             Column("model_name", _("Model"), numeric=False),
             Column("team", _("Team"), numeric=False),
             Column("date", _("Date"), numeric=False),
-            Column("ea", _("EA")),
-            Column("ea_strict", _("EA-strict")),
+            Column("ea", _("EA"), help=_("Execution accuracy (%) and its 95% confidence interval")),
+            Column("ea_strict", _("EA-strict"), help=_("The authors' rule: same rows in the same order (%)")),
             *(Column(f"db_{slug}", slug, "databases") for slug in self.databases),
             *(Column(f"hardness_{level}", Hardness(level).label, "hardness") for level in HARDNESS_LEVELS),
-            Column("spider_ea", _("Spider EA (self-reported)"), "spider"),
-            Column("spider_gap", _("Gap to Spider"), "spider"),
+            Column(
+                "spider_ea", _("Spider EA"), "spider", help=_("Spider dev EA (%) as reported by the authors")
+            ),
+            Column("spider_gap", _("Gap"), "spider", help=_("Spider dev EA minus EA here, in points")),
             Column("model_size", _("Size"), "tags"),
             Column("weights", _("Weights"), "tags", numeric=False),
             Column("approach", _("Approach"), "tags", numeric=False),
         ]
+
+    @property
+    def column_groups(self) -> list[tuple[str | None, str | Promise, int]]:
+        """(group, label, number of columns) in column order, for a header row above the columns."""
+        spans: list[tuple[str | None, str | Promise, int]] = []
+        for column in self.columns:
+            if spans and spans[-1][0] == column.group:
+                group, label, span = spans[-1]
+                spans[-1] = (group, label, span + 1)
+            else:
+                spans.append((column.group, COLUMN_GROUPS.get(column.group, ""), 1))
+        return spans
 
     @property
     def sizes(self) -> list[str]:
@@ -327,9 +346,11 @@ def sort_rows(rows: Sequence[Row], *, key: str = "rank", descending: bool = Fals
     values come last in both directions."""
     if key == "rank":
         return list(reversed(rows)) if descending else list(rows)
-    present = [row for row in rows if row.value(key) is not None]
-    missing = [row for row in rows if row.value(key) is None]
-    return sorted(present, key=lambda row: row.value(key), reverse=descending) + missing
+    values = [(row.value(key), row) for row in rows]
+    present = [(value, row) for value, row in values if value is not None]
+    missing = [row for value, row in values if value is None]
+    present.sort(key=lambda pair: pair[0], reverse=descending)
+    return [row for _value, row in present] + missing
 
 
 _SIZE = re.compile(r"^(\d+(?:\.\d+)?)([KMBT])$")

@@ -58,3 +58,44 @@ def scored_fields(correct: int, *, strict: int | None = None) -> dict:
         "ea": scores["overall"]["ea"],
         "ea_strict": scores["overall"]["ea_strict"],
     }
+
+
+def bulk_scored(count: int, *, user, version) -> None:
+    """`count` public scored submissions in one INSERT, with the predictions and outcomes a real one has."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from leaderboard.models import Submission
+
+    question_ids = [f"{db}-{i:03d}" for db, size in DATABASES.items() for i in range(1, size + 1)]
+    now = timezone.now()
+    submissions = []
+    for i in range(count):
+        correct = i % (QUESTIONS + 1)
+        outcomes = [
+            {"question_id": qid, "outcome": "correct" if n < correct else "wrong_result", "error": None}
+            for n, qid in enumerate(question_ids)
+        ]
+        submissions.append(
+            Submission(
+                user=user,
+                version=version,
+                created_at=now - timedelta(minutes=i),
+                model_name=f"Sistema {i}",
+                team=f"Gruppo {i % 7}",
+                model_size=("7B", "13B", "70B", "")[i % 4],
+                weights=("open", "closed", "unknown")[i % 3],
+                approach=("prompting", "fine-tuning")[i % 2],
+                spider_dev_ea=60 + i % 30 if i % 2 else None,
+                predictions={qid: f"SELECT {n} FROM tabella_{n}" for n, qid in enumerate(question_ids)},
+                outcomes=outcomes,
+                file_name="predictions.jsonl",
+                file_sha256=f"{i:064x}",
+                file_format="jsonl",
+                scorer_version="1.0.0",
+                scored_at=now,
+                **scored_fields(correct),
+            )
+        )
+    Submission.objects.bulk_create(submissions, batch_size=500)

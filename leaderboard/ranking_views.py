@@ -1,0 +1,177 @@
+"""The public leaderboard: the ranking page, its CSV export and the comparison of two submissions.
+
+These pages are public and indexable. The ranking page and the CSV read from the cached leaderboard
+(leaderboard/ranking.py), so they cost one query whatever the number of submissions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.template.loader import get_template
+from django.utils.safestring import mark_safe
+from django.utils.translation import get_language
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET
+
+from evaluation.models import BenchmarkVersion
+from leaderboard import charts, exports, presenters, ranking
+from leaderboard.forms import CompareForm, RankingForm, RankingView
+from leaderboard.models import Submission
+
+
+@dataclass(frozen=True)
+class Header:
+    column: ranking.Column
+    url: str
+    aria_sort: str
+
+
+@dataclass(frozen=True)
+class Entry:
+    row: ranking.Row
+    shown: bool
+    cells: str  # the row's <td>s, rendered once per version and language
+
+
+def _published_versions() -> list[BenchmarkVersion]:
+    return list(BenchmarkVersion.objects.published().order_by("-published_at", "-pk"))
+
+
+def _chosen_version(versions: list[BenchmarkVersion], label: str | None) -> BenchmarkVersion | None:
+    """The version named by ?version=, else the latest published; 404 for a label not published."""
+    if not label:
+        return versions[0] if versions else None
+    for version in versions:
+        if version.label == label:
+            return version
+    raise Http404("No such published benchmark version.")
+
+
+@require_GET
+def leaderboard(request: HttpRequest) -> HttpResponse:
+    versions = _published_versions()
+    version = _chosen_version(versions, request.GET.get("version"))
+    if version is None:
+        return render(request, "leaderboard/ranking.html", {"versions": versions, "version": None})
+    board = ranking.leaderboard_for(version=version)
+    view = RankingForm(request.GET, columns=[column.key for column in board.columns]).view()
+    shown = {id(row) for row in ranking.filter_rows(board.rows, **view.filters)}
+    cells = dict(zip(map(id, board.rows), _row_cells(board), strict=True))
+    rows = ranking.sort_rows(board.rows, key=view.sort, descending=view.descending)
+    context = {
+        "versions": versions,
+        "version": version,
+        "board": board,
+        "view": view,
+        "headers": _headers(request, board, view),
+        "entries": [Entry(row, id(row) in shown, cells[id(row)]) for row in rows],
+        "shown_count": len(shown),
+        "groups": list(ranking.COLUMN_GROUPS.items()),
+        "weights_choices": Submission.Weights.choices,
+        "approach_choices": Submission.Approach.choices,
+        "charts": _charts(board),
+    }
+    return render(request, "leaderboard/ranking.html", context)
+
+
+def _headers(request: HttpRequest, board: ranking.Leaderboard, view: RankingView) -> list[Header]:
+    """Each column's sort link: a click on the sorted column reverses it; scores sort best first."""
+    headers = []
+    for column in board.columns:
+        current = column.key == view.sort
+        best_first = column.numeric and column.key != "rank"
+        descending = not view.descending if current else best_first
+        query = request.GET.copy()
+        query["sort"] = column.key
+        query["order"] = "desc" if descending else "asc"
+        sorted_as = ("descending" if view.descending else "ascending") if current else "none"
+        headers.append(Header(column, f"?{query.urlencode()}", sorted_as))
+    return headers
+
+
+def _row_cells(board: ranking.Leaderboard) -> list[str]:
+    """Each row's cells as HTML, in ranking order. Rendering a thousand rows takes the template engine
+    a good part of a second, so it is done once per version and language, then cached; a request only
+    orders the rows and marks those its filters hide."""
+
+    def build() -> list[str]:
+        template = get_template("leaderboard/_ranking_row.html")
+        return [template.render({"row": row, "position": i}) for i, row in enumerate(board.rows)]
+
+    return [mark_safe(html) for html in ranking.cached(board.version, f"cells-{get_language()}", build)]
+
+
+def _charts(board: ranking.Leaderboard) -> dict:
+    # Cached per language: the legends carry translated words.
+    def build() -> dict:
+        baseline = _("baseline")
+        return {
+            "databases": charts.leaderboard_bars(board, baseline_label=baseline),
+            "progress": charts.best_over_time(board, best_label=_("best EA"), baseline_label=baseline),
+        }
+
+    return ranking.cached(board.version, f"charts-{get_language()}", build)
+
+
+@require_GET
+def leaderboard_csv(request: HttpRequest, label: str) -> HttpResponse:
+    version = get_object_or_404(BenchmarkVersion.objects.published(), label=label)
+    body = ranking.cached(label, "csv", lambda: exports.csv_text(ranking.leaderboard_for(version=version)))
+    response = HttpResponse(body, content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="termite-leaderboard-{label}.csv"'
+    return response
+
+
+@require_GET
+def compare(request: HttpRequest) -> HttpResponse:
+    """Two submissions side by side, among those the visitor may open; a picker when none is given."""
+    if "a" not in request.GET and "b" not in request.GET:
+        return _compare_picker(request, CompareForm(), status=200)
+    form = CompareForm(request.GET)
+    if not form.is_valid():
+        return _compare_picker(request, form, status=400)
+    ids = [form.cleaned_data["a"], form.cleaned_data["b"]]
+    found = {
+        submission.pk: submission
+        for submission in Submission.objects.visible_to(request.user)
+        .filter(pk__in=ids, status=Submission.Status.SCORED)
+        .select_related("version")
+    }
+    if len(found) < len(set(ids)):
+        raise Http404("No such scored submission visible to you.")
+    first, second = found[ids[0]], found[ids[1]]
+    names = (f"A: {first.model_name} (#{first.pk})", f"B: {second.model_name} (#{second.pk})")
+    context = {
+        "first": first,
+        "second": second,
+        "comparison": presenters.comparison(first, second),
+        "chart": charts.compare_bars(first.scores, second.scores, names=names),
+        "indexable": all(s.is_public and not s.is_hidden for s in (first, second)),
+    }
+    return render(request, "leaderboard/compare.html", context)
+
+
+def _compare_picker(request: HttpRequest, form: CompareForm, *, status: int) -> HttpResponse:
+    """The latest ranking's submissions and the visitor's own scored ones, to choose two from."""
+    version = BenchmarkVersion.objects.latest_published()
+    choices = []
+    if version is not None:
+        choices = [
+            (row.submission_id, f"#{row.submission_id} {row.model_name} · {version.label}")
+            for row in ranking.leaderboard_rows(version=version)
+            if not row.baseline
+        ]
+    if request.user.is_authenticated:
+        listed = {pk for pk, _label in choices}
+        own = (
+            Submission.objects.filter(
+                user=request.user, status=Submission.Status.SCORED, withdrawn_at__isnull=True
+            )
+            .select_related("version")
+            .only("pk", "model_name", "version__label")
+        )
+        choices += [(s.pk, f"#{s.pk} {s.model_name} · {s.version.label}") for s in own if s.pk not in listed]
+    return render(request, "leaderboard/compare.html", {"form": form, "choices": choices}, status=status)

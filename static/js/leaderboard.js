@@ -1,0 +1,128 @@
+// Leaderboard and comparison pages: draw the charts; sort, filter and hide column groups in the browser.
+// The server does the same from the query string (?sort=&order=&q=&weights=&approach=&size=&hide=), in
+// leaderboard/ranking.py, so the page works without JavaScript and every state has a URL, kept up to date.
+(function () {
+  "use strict";
+
+  ["databases-chart", "progress-chart", "compare-chart"].forEach(function (id) {
+    var data = document.getElementById(id + "-data");
+    if (data && window.Plotly) {
+      var figure = JSON.parse(data.textContent);
+      Plotly.newPlot(id, figure.data, figure.layout, { displayModeBar: false, responsive: true });
+    }
+  });
+
+  var table = document.getElementById("leaderboard");
+  var form = document.getElementById("leaderboard-filters");
+  if (!table || !form) return;
+  var tbody = table.tBodies[0];
+  var headers = Array.prototype.slice.call(table.tHead.rows[table.tHead.rows.length - 1].cells);
+  var shownCount = document.getElementById("shown-count");
+  var field = function (name) { return form.elements.namedItem(name); };
+
+  function rows() { return Array.prototype.slice.call(tbody.rows); }
+
+  function setParams(values) {
+    var url = new URL(window.location.href);
+    Object.keys(values).forEach(function (name) {
+      url.searchParams.delete(name);
+      [].concat(values[name]).forEach(function (value) { if (value) url.searchParams.append(name, value); });
+    });
+    history.replaceState(null, "", url.pathname + url.search);
+  }
+
+  // The form carries the sort too, so that choosing another version keeps it.
+  function setHidden(name, value) {
+    var input = field(name);
+    if (!input && value) {
+      input = document.createElement("input");
+      input.type = "hidden";
+      input.name = name;
+      form.appendChild(input);
+    }
+    if (input) input.value = value;
+  }
+
+  // Sorting: cells carry data-sort (a number, an ISO date or lower-case text; empty when missing).
+  function compare(a, b) {
+    var x = Number(a), y = Number(b);
+    if (!isNaN(x) && !isNaN(y)) return x - y;
+    return a < b ? -1 : a > b ? 1 : 0;
+  }
+
+  function position(row) { return Number(row.cells[0].dataset.sort); }
+
+  function sortBy(key, descending) {
+    var index = headers.findIndex(function (th) { return th.dataset.key === key; });
+    var value = function (row) { return row.cells[index].dataset.sort; };
+    var ordered = rows().sort(function (r1, r2) { return position(r1) - position(r2); });
+    var present = ordered.filter(function (row) { return value(row) !== ""; });
+    var missing = ordered.filter(function (row) { return value(row) === ""; });
+    present.sort(function (r1, r2) {
+      var order = compare(value(r1), value(r2));
+      return descending ? -order : order;
+    });
+    present.concat(missing).forEach(function (row) { tbody.appendChild(row); });
+    headers.forEach(function (th) {
+      th.setAttribute("aria-sort", th.dataset.key === key ? (descending ? "descending" : "ascending") : "none");
+    });
+    var isDefault = key === "rank" && !descending;
+    setHidden("sort", isDefault ? "" : key);
+    setHidden("order", descending ? "desc" : "");
+    setParams({ sort: isDefault ? "" : key, order: isDefault ? "" : (descending ? "desc" : "asc") });
+  }
+
+  headers.forEach(function (th) {
+    th.querySelector("a").addEventListener("click", function (event) {
+      event.preventDefault();
+      var current = th.getAttribute("aria-sort");
+      var bestFirst = th.classList.contains("num") && th.dataset.key !== "rank";
+      var descending = current === "none" ? bestFirst : current === "ascending";
+      sortBy(th.dataset.key, descending);
+    });
+  });
+
+  // Filtering: the same rules as leaderboard.ranking.filter_rows.
+  function applyFilters() {
+    var words = field("q").value.toLowerCase().split(/\s+/).filter(Boolean);
+    var weights = field("weights").value, approach = field("approach").value, size = field("size").value;
+    var shown = 0;
+    rows().forEach(function (row) {
+      var data = row.dataset;
+      var ok = words.every(function (word) { return data.text.indexOf(word) !== -1; }) &&
+        (!weights || data.weights === weights) &&
+        (!approach || data.approach === approach) &&
+        (!size || data.size === size);
+      row.hidden = !ok;
+      if (ok) shown += 1;
+    });
+    if (shownCount) shownCount.textContent = String(shown);
+    setParams({ q: field("q").value.trim(), weights: weights, approach: approach, size: size });
+  }
+
+  // Column groups.
+  function applyHidden() {
+    var hidden = Array.prototype.slice.call(form.querySelectorAll("input[name=hide]:checked"))
+      .map(function (box) { return box.value; });
+    form.querySelectorAll("input[name=hide]").forEach(function (box) {
+      table.classList.toggle("hide-" + box.value, box.checked);
+    });
+    setParams({ hide: hidden });
+  }
+
+  form.addEventListener("input", function (event) {
+    if (event.target.name === "q") applyFilters();
+  });
+  form.addEventListener("change", function (event) {
+    var name = event.target.name;
+    if (name === "version") form.submit();  // another version: other rows, from the server
+    else if (name === "hide") applyHidden();
+    else if (name !== "q") applyFilters();
+  });
+  form.addEventListener("submit", function (event) {
+    event.preventDefault();
+    applyFilters();
+  });
+  var apply = form.querySelector("button[type=submit]");
+  if (apply) apply.hidden = true;
+})();

@@ -1,0 +1,279 @@
+"""The ranking exported: GET /api/v1/leaderboard?version= (JSON) and /leaderboard/<version>.csv, public,
+with stable names, the same rows as the page, and nothing that is not public."""
+
+from __future__ import annotations
+
+import csv
+import io
+from datetime import date, timedelta
+
+import pytest
+from django.urls import reverse
+from django.utils import timezone
+
+from evaluation.models import BenchmarkVersion
+from evaluation.services import version_create_draft
+from leaderboard.models import Baseline
+from leaderboard.services import submission_score
+from tests.evaluation.gold_leaks import assert_no_gold, gold_texts
+from tests.leaderboard.scored import scored_fields
+
+pytestmark = pytest.mark.django_db
+
+JSON = reverse("api:leaderboard")
+
+
+def csv_url(label: str = "demo-1.0") -> str:
+    return reverse("leaderboard:leaderboard_csv", args=[label])
+
+
+ROW_KEYS = {
+    "rank",
+    "submission_id",
+    "model_name",
+    "team",
+    "date",
+    "ea",
+    "ea_strict",
+    "ea_ci95",
+    "per_database",
+    "per_hardness",
+    "spider_ea",
+    "spider_gap",
+    "model_size",
+    "weights",
+    "approach",
+    "baseline",
+    "source",
+}
+CSV_COLUMNS = [
+    "rank",
+    "submission_id",
+    "model_name",
+    "team",
+    "date",
+    "ea",
+    "ea_strict",
+    "ea_ci95_low",
+    "ea_ci95_high",
+    "db_biblioteca",
+    "db_ciclismo",
+    "hardness_easy",
+    "hardness_medium",
+    "hardness_hard",
+    "hardness_extra",
+    "spider_ea",
+    "spider_gap",
+    "model_size",
+    "weights",
+    "approach",
+    "baseline",
+    "source",
+]
+
+
+@pytest.fixture
+def ranked(make_submission, other_user, demo_version):
+    """Alfa (rank 1), Beta and Gamma tied at rank 2 with a baseline between them; and one of each kind
+    that must not show."""
+    now = timezone.now()
+    alfa = make_submission(
+        model_name="Alfa",
+        team="Torino",
+        model_size="70B",
+        weights="open",
+        approach="fine-tuning",
+        spider_dev_ea=85.0,
+        created_at=now - timedelta(days=2),
+        **scored_fields(20, strict=19),
+    )
+    beta = make_submission(model_name="Beta", created_at=now - timedelta(days=1), **scored_fields(15))
+    gamma = make_submission(model_name="=Gamma", user=other_user, created_at=now, **scored_fields(14))
+    make_submission(model_name="Privatissimo", **{**scored_fields(23), "is_public": False})
+    make_submission(model_name="Nascostissimo", is_hidden=True, **scored_fields(23))
+    make_submission(model_name="Ritiratissimo", withdrawn_at=now, **scored_fields(23))
+    make_submission(model_name="Incodatissimo", is_public=True)
+    Baseline.objects.create(
+        version=demo_version,
+        model_name="Riferimento",
+        weights="closed",
+        per_database={"biblioteca": 0.75, "ciclismo": 0.5},
+        source="Un articolo, 2024.",
+        date=date(2024, 5, 1),
+    )
+    return {"alfa": alfa, "beta": beta, "gamma": gamma}
+
+
+def test_the_json_export_needs_no_login_and_lists_the_ranking(client, ranked):
+    response = client.get(JSON, {"version": "demo-1.0"})
+    assert response.status_code == 200 and response["Content-Type"] == "application/json"
+    body = response.json()
+    assert body["version"] == "demo-1.0"
+    assert body["databases"] == ["biblioteca", "ciclismo"]
+    assert body["hardness_levels"] == ["easy", "medium", "hard", "extra"]
+    rows = body["rows"]
+    assert [(r["model_name"], r["rank"], r["baseline"]) for r in rows] == [
+        ("Alfa", 1, False),
+        ("Beta", 2, False),
+        ("Riferimento", None, True),  # between two rows that tie: it breaks no tie
+        ("=Gamma", 2, False),
+    ]
+    assert all(set(row) == ROW_KEYS for row in rows)
+
+
+def test_a_json_row_carries_the_scores_and_the_model_card(client, ranked):
+    alfa = ranked["alfa"]
+    row = client.get(JSON).json()["rows"][0]
+    assert row == {
+        "rank": 1,
+        "submission_id": alfa.pk,
+        "model_name": "Alfa",
+        "team": "Torino",
+        "date": alfa.created_at.date().isoformat(),
+        "ea": alfa.scores["overall"]["ea"],
+        "ea_strict": alfa.scores["overall"]["ea_strict"],
+        "ea_ci95": alfa.scores["overall"]["ea_ci95"],
+        "per_database": {"biblioteca": 1.0, "ciclismo": 8 / 11},
+        "per_hardness": {"easy": 1.0, "medium": 1.0, "hard": 1.0, "extra": 0.25},
+        "spider_ea": 0.85,
+        "spider_gap": round(0.85 - 20 / 23, 6),
+        "model_size": "70B",
+        "weights": "open",
+        "approach": "fine-tuning",
+        "baseline": False,
+        "source": "",
+    }
+
+
+def test_a_baseline_is_exported_as_such(client, ranked):
+    (baseline,) = [row for row in client.get(JSON).json()["rows"] if row["baseline"]]
+    assert baseline["submission_id"] is None and baseline["rank"] is None
+    assert baseline["ea"] == pytest.approx((12 * 0.75 + 11 * 0.5) / 23, abs=1e-6)
+    assert baseline["per_database"] == {"biblioteca": 0.75, "ciclismo": 0.5}
+    assert baseline["per_hardness"] == dict.fromkeys(("easy", "medium", "hard", "extra"))
+    assert baseline["ea_ci95"] is None and baseline["ea_strict"] is None
+    assert (baseline["date"], baseline["source"], baseline["weights"]) == (
+        "2024-05-01",
+        "Un articolo, 2024.",
+        "closed",
+    )
+
+
+def test_nothing_private_hidden_withdrawn_or_unscored_is_exported(client, ranked):
+    for response in (client.get(JSON), client.get(csv_url())):
+        body = response.content.decode()
+        for name in ("Privatissimo", "Nascostissimo", "Ritiratissimo", "Incodatissimo"):
+            assert name not in body
+
+
+def test_the_json_export_defaults_to_the_latest_published_version(client, ranked, make_submission):
+    newer = BenchmarkVersion.objects.create(
+        label="demo-2.0", name="Termite demo", status="published", published_at=timezone.now() + timedelta(1)
+    )
+    make_submission(version=newer, model_name="Nuovo", **scored_fields(10))
+    assert client.get(JSON).json()["version"] == "demo-2.0"
+    assert [r["model_name"] for r in client.get(JSON).json()["rows"]] == ["Nuovo"]
+    assert client.get(JSON, {"version": "demo-1.0"}).json()["rows"][0]["model_name"] == "Alfa"
+
+
+@pytest.mark.parametrize("label", ["nessuna", "bozza"])
+def test_an_unknown_or_draft_version_is_a_404_error(client, ranked, label):
+    version_create_draft(label="bozza", name="Bozza")
+    response = client.get(JSON, {"version": label})
+    assert response.status_code == 404
+    assert response.json()["error"]["code"] == "not_found"
+    assert client.get(csv_url(label)).status_code == 404
+
+
+def test_without_a_published_version_the_json_export_is_a_404_error(client, db):
+    response = client.get(JSON)
+    assert response.status_code == 404 and response.json()["error"]["code"] == "not_found"
+
+
+def test_the_json_export_answers_only_get(client, ranked):
+    response = client.post(JSON)
+    assert response.status_code == 405 and response.json()["error"]["code"] == "method_not_allowed"
+    assert client.post(csv_url()).status_code == 405
+
+
+def test_a_token_is_neither_needed_nor_checked(client, ranked):
+    response = client.get(JSON, headers={"Authorization": "Bearer not-a-token"})
+    assert response.status_code == 200
+
+
+def read_csv(response) -> list[dict]:
+    return list(csv.DictReader(io.StringIO(response.content.decode())))
+
+
+def test_the_csv_export_has_stable_columns_and_the_same_rows(client, ranked):
+    response = client.get(csv_url())
+    assert response.status_code == 200
+    assert response["Content-Type"] == "text/csv; charset=utf-8"
+    assert response["Content-Disposition"] == 'attachment; filename="termite-leaderboard-demo-1.0.csv"'
+    header = response.content.decode().splitlines()[0]
+    assert header.split(",") == CSV_COLUMNS
+    rows = read_csv(response)
+    assert [(r["model_name"], r["rank"], r["baseline"]) for r in rows] == [
+        ("Alfa", "1", "false"),
+        ("Beta", "2", "false"),
+        ("Riferimento", "", "true"),
+        ("'=Gamma", "2", "false"),  # a leading = would run as a spreadsheet formula
+    ]
+
+
+def test_a_csv_row_holds_the_same_values_as_the_json_row(client, ranked):
+    alfa = ranked["alfa"]
+    row = read_csv(client.get(csv_url()))[0]
+    low, high = alfa.scores["overall"]["ea_ci95"]
+    assert row == {
+        "rank": "1",
+        "submission_id": str(alfa.pk),
+        "model_name": "Alfa",
+        "team": "Torino",
+        "date": alfa.created_at.date().isoformat(),
+        "ea": str(20 / 23),
+        "ea_strict": str(19 / 23),
+        "ea_ci95_low": str(low),
+        "ea_ci95_high": str(high),
+        "db_biblioteca": "1.0",
+        "db_ciclismo": str(8 / 11),
+        "hardness_easy": "1.0",
+        "hardness_medium": "1.0",
+        "hardness_hard": "1.0",
+        "hardness_extra": "0.25",
+        "spider_ea": "0.85",
+        "spider_gap": str(round(0.85 - 20 / 23, 6)),
+        "model_size": "70B",
+        "weights": "open",
+        "approach": "fine-tuning",
+        "baseline": "false",
+        "source": "",
+    }
+    baseline = read_csv(client.get(csv_url()))[2]
+    assert (
+        baseline["submission_id"] == "" and baseline["ea_ci95_low"] == "" and baseline["hardness_easy"] == ""
+    )
+    assert (baseline["db_biblioteca"], baseline["db_ciclismo"]) == ("0.75", "0.5")
+
+
+def test_the_page_links_both_exports(client, ranked):
+    body = client.get(reverse("leaderboard:leaderboard")).content.decode()
+    assert f'href="{csv_url()}"' in body and f'href="{JSON}?version=demo-1.0"' in body
+
+
+def test_the_exports_never_hold_gold(client, make_submission, gold):
+    submission = make_submission(predictions={qid: "SELECT 1" for qid in gold}, is_public=True)
+    submission_score(submission_id=submission.pk)
+    golds = gold_texts()
+    for url in (JSON, csv_url()):
+        assert_no_gold(client.get(url).content, golds, where=url)
+
+
+def test_the_openapi_document_describes_the_export(client, db):
+    document = client.get(reverse("api:openapi")).json()
+    operation = document["paths"]["/api/v1/leaderboard"]["get"]
+    assert operation["security"] == []
+    assert [p["name"] for p in operation["parameters"]] == ["version"]
+    assert set(operation["responses"]) == {"200", "404"}
+    row = document["components"]["schemas"]["LeaderboardRow"]
+    assert set(row["properties"]) == ROW_KEYS

@@ -1,0 +1,286 @@
+"""The public leaderboard page: who may see it, what it shows, sorting, filters, column groups, charts."""
+
+from __future__ import annotations
+
+import re
+from datetime import date, timedelta
+
+import pytest
+from django.urls import reverse
+from django.utils import timezone
+
+from evaluation.models import BenchmarkVersion
+from evaluation.services import version_create_draft
+from leaderboard.models import Baseline
+from leaderboard.services import submission_score
+from tests.evaluation.gold_leaks import assert_no_gold, gold_texts
+from tests.leaderboard.scored import scored_fields
+
+pytestmark = pytest.mark.django_db
+
+URL = reverse("leaderboard:leaderboard")
+
+
+@pytest.fixture
+def board(make_submission, other_user, demo_version):
+    """Four public systems (ranks 1, 2, 2, 4), a baseline, and five that must never show."""
+    now = timezone.now()
+    rows = {
+        "Alfa": make_submission(
+            model_name="Alfa",
+            team="Torino",
+            model_size="70B",
+            weights="open",
+            spider_dev_ea=85.0,
+            created_at=now - timedelta(days=9),
+            **scored_fields(20),
+        ),
+        "Beta": make_submission(
+            model_name="Beta",
+            team="Milano",
+            model_size="7B",
+            weights="closed",
+            approach="fine-tuning",
+            created_at=now - timedelta(days=6),
+            **scored_fields(15),
+        ),
+        "Gamma": make_submission(
+            model_name="Gamma",
+            user=other_user,
+            team="Torino",
+            model_size="7B",
+            weights="open",
+            created_at=now - timedelta(days=3),
+            **scored_fields(14),
+        ),
+        "Delta": make_submission(model_name="Delta", created_at=now, **scored_fields(5)),
+    }
+    make_submission(model_name="Privatissimo", **{**scored_fields(23), "is_public": False})
+    make_submission(model_name="Nascostissimo", is_hidden=True, **scored_fields(23))
+    make_submission(model_name="Ritiratissimo", withdrawn_at=now, **scored_fields(23))
+    make_submission(model_name="Incodatissimo", is_public=True)
+    make_submission(model_name="Fallitissimo", is_public=True, status="failed")
+    Baseline.objects.create(
+        version=demo_version,
+        model_name="Riferimento",
+        per_database={"biblioteca": 0.5, "ciclismo": 0.25},
+        weights="closed",
+        note="temperatura 1",
+        source="Un articolo, 2024.",
+        source_url="https://example.org/articolo",
+        date=date(2024, 5, 1),
+    )
+    return rows
+
+
+NEVER_SHOWN = ("Privatissimo", "Nascostissimo", "Ritiratissimo", "Incodatissimo", "Fallitissimo")
+
+
+def names(response, *, shown_only: bool = True) -> list[str]:
+    return [e.row.model_name for e in response.context["entries"] if e.shown or not shown_only]
+
+
+def test_anyone_sees_the_ranking_of_the_latest_version_without_logging_in(client, board):
+    response = client.get(URL)
+    assert response.status_code == 200
+    assert names(response) == ["Alfa", "Beta", "Gamma", "Riferimento", "Delta"]
+    assert [e.row.rank for e in response.context["entries"]] == [1, 2, 2, None, 4]
+    body = response.content.decode()
+    for name in NEVER_SHOWN:
+        assert name not in body
+    assert f'href="{board["Alfa"].get_absolute_url()}"' in body
+
+
+def test_the_page_may_be_indexed(client, board):
+    response = client.get(URL)
+    assert "noindex" not in response.content.decode()
+    assert "X-Robots-Tag" not in response
+
+
+def test_logged_in_people_see_the_same_ranking_and_no_private_rows(client, board, owner, other_user, staff):
+    for user in (owner, other_user, staff):
+        client.force_login(user)
+        response = client.get(URL)
+        assert response.status_code == 200
+        assert names(response) == ["Alfa", "Beta", "Gamma", "Riferimento", "Delta"]
+        for name in NEVER_SHOWN:
+            assert name not in response.content.decode()
+
+
+def test_it_answers_only_get(client, board):
+    assert client.post(URL).status_code == 405
+
+
+def test_the_page_shows_every_column_group_and_explains_shared_ranks(client, board):
+    body = client.get(URL).content.decode()
+    for key in ("rank", "model_name", "team", "date", "ea", "ea_strict", "db_biblioteca", "db_ciclismo"):
+        assert f'data-key="{key}"' in body
+    for key in (
+        "hardness_easy",
+        "hardness_extra",
+        "spider_ea",
+        "spider_gap",
+        "model_size",
+        "weights",
+        "approach",
+    ):
+        assert f'data-key="{key}"' in body
+    assert 'id="tie-rule"' in body and "within the other" in body
+    # Alfa: EA 87.0 with its interval, Spider 85.0 self-reported, so a gap of -2.0 points.
+    assert "87.0" in body and "73.9\u2013100.0" in body and "-2.0" in body
+
+
+def test_a_baseline_row_is_marked_and_unranked(client, board):
+    response = client.get(URL)
+    body = response.content.decode()
+    (baseline,) = [e.row for e in response.context["entries"] if e.row.baseline]
+    assert baseline.rank is None
+    assert "reported in the paper, not scored here" in body and 'class="baseline"' in body
+    assert 'href="https://example.org/articolo"' in body and "temperatura 1" in body
+
+
+def test_a_version_is_chosen_with_a_selector_and_the_latest_is_the_default(client, board, make_submission):
+    newer = BenchmarkVersion.objects.create(
+        label="demo-2.0", name="Termite demo", status="published", published_at=timezone.now() + timedelta(1)
+    )
+    make_submission(version=newer, model_name="Nuovo", **scored_fields(10))
+    assert names(client.get(URL)) == ["Nuovo"]
+    response = client.get(URL, {"version": "demo-1.0"})
+    assert names(response) == ["Alfa", "Beta", "Gamma", "Riferimento", "Delta"]
+    body = response.content.decode()
+    assert '<option value="demo-1.0" selected>' in body and '<option value="demo-2.0">' in body
+
+
+def test_an_unknown_or_draft_version_is_not_found(client, board):
+    version_create_draft(label="bozza", name="Bozza")
+    assert client.get(URL, {"version": "nessuna"}).status_code == 404
+    assert client.get(URL, {"version": "bozza"}).status_code == 404
+
+
+def test_without_a_published_version_the_page_says_so(client, db):
+    response = client.get(URL)
+    assert response.status_code == 200 and 'id="no-version"' in response.content.decode()
+
+
+def test_a_version_without_submissions_says_so(client, demo_version):
+    response = client.get(URL)
+    assert response.status_code == 200 and 'id="no-rows"' in response.content.decode()
+
+
+@pytest.mark.parametrize(
+    ("params", "expected"),
+    [
+        ({"sort": "ea", "order": "asc"}, ["Delta", "Riferimento", "Gamma", "Beta", "Alfa"]),
+        ({"sort": "rank", "order": "desc"}, ["Delta", "Riferimento", "Gamma", "Beta", "Alfa"]),
+        ({"sort": "model_name", "order": "asc"}, ["Alfa", "Beta", "Delta", "Gamma", "Riferimento"]),
+        ({"sort": "db_ciclismo", "order": "desc"}, ["Alfa", "Beta", "Riferimento", "Gamma", "Delta"]),
+        ({"sort": "hardness_hard", "order": "desc"}, ["Alfa", "Beta", "Gamma", "Delta", "Riferimento"]),
+        ({"sort": "spider_gap", "order": "desc"}, ["Alfa", "Beta", "Gamma", "Riferimento", "Delta"]),
+        ({"sort": "model_size", "order": "desc"}, ["Alfa", "Beta", "Gamma", "Riferimento", "Delta"]),
+        ({"sort": "date", "order": "desc"}, ["Delta", "Gamma", "Beta", "Alfa", "Riferimento"]),
+        ({"sort": "nonsense", "order": "sideways"}, ["Alfa", "Beta", "Gamma", "Riferimento", "Delta"]),
+    ],
+)
+def test_the_server_sorts_by_any_column(client, board, params, expected):
+    response = client.get(URL, params)
+    assert names(response) == expected
+    # Ranks stay those of the ranking, whatever the order shown.
+    assert {e.row.model_name: e.row.rank for e in response.context["entries"]}["Gamma"] == 2
+
+
+def test_a_column_header_links_to_its_sort_and_marks_the_current_one(client, board):
+    body = client.get(URL, {"sort": "ea", "order": "desc"}).content.decode()
+    assert 'data-key="ea" class="num" title="' in body
+    assert 'aria-sort="descending"><a href="?sort=ea&amp;order=asc">' in body
+    assert '<a href="?sort=team&amp;order=asc">' in body
+
+
+@pytest.mark.parametrize(
+    ("params", "expected"),
+    [
+        ({"q": "torino"}, ["Alfa", "Gamma"]),
+        ({"q": "GAMMA"}, ["Gamma"]),
+        ({"q": "temperatura"}, ["Riferimento"]),
+        ({"weights": "open"}, ["Alfa", "Gamma"]),
+        ({"weights": "closed"}, ["Beta", "Riferimento"]),
+        ({"approach": "fine-tuning"}, ["Beta"]),
+        ({"size": "7B"}, ["Beta", "Gamma"]),
+        ({"weights": "open", "size": "7B"}, ["Gamma"]),
+        ({"q": "nessuno"}, []),
+        ({"weights": "strange"}, ["Alfa", "Beta", "Gamma", "Riferimento", "Delta"]),
+    ],
+)
+def test_filters_by_text_and_tags(client, board, params, expected):
+    response = client.get(URL, params)
+    assert names(response) == expected
+    assert response.context["shown_count"] == len(expected)
+    # Filtered rows are still sent, hidden, so that the browser can show them again without a request.
+    assert len(names(response, shown_only=False)) == 5
+    assert len(re.findall(r"<tr [^>]*\bhidden>", response.content.decode())) == 5 - len(expected)
+
+
+def test_the_filter_form_keeps_what_was_asked(client, board):
+    body = client.get(URL, {"q": "torino", "weights": "open", "size": "7B", "sort": "ea"}).content.decode()
+    assert 'name="q" value="torino"' in body
+    assert '<option value="open" selected>' in body and '<option value="7B" selected>' in body
+    assert '<input type="hidden" name="sort" value="ea">' in body
+
+
+def test_column_groups_can_be_hidden(client, board):
+    body = client.get(URL, {"hide": ["databases", "tags"]}).content.decode()
+    # The table's classes hide the groups' cells (see _styles.html), so the browser can show them again.
+    assert '<table class="table leaderboard hide-databases hide-tags" id="leaderboard">' in body
+    assert '<input type="checkbox" name="hide" value="databases" checked>' in body
+    assert '<input type="checkbox" name="hide" value="hardness">' in body
+    assert '<table class="table leaderboard" id="leaderboard">' in client.get(URL).content.decode()
+    assert (
+        '<table class="table leaderboard" id="leaderboard">'
+        in client.get(URL, {"hide": "x"}).content.decode()
+    )
+
+
+def test_the_charts_show_the_top_systems_and_the_best_ea_over_time(client, board):
+    response = client.get(URL)
+    body = response.content.decode()
+    assert 'id="databases-chart-data"' in body and 'id="progress-chart-data"' in body
+    assert "vendor/plotly.min.js" in body and "js/leaderboard.js" in body
+    charts = response.context["charts"]
+    bars = charts["databases"]["data"]
+    assert [trace["name"] for trace in bars] == [
+        f"Alfa (#{board['Alfa'].pk})",
+        f"Beta (#{board['Beta'].pk})",
+        f"Gamma (#{board['Gamma'].pk})",
+        f"Delta (#{board['Delta'].pk})",
+        "Riferimento (baseline)",
+    ]
+    assert list(bars[0]["x"]) == ["biblioteca", "ciclismo"]
+    best, baseline = charts["progress"]["data"]
+    # Alfa came first and is still the best: one step, carried to the latest submission's date.
+    assert list(best["y"]) == [pytest.approx(86.96), pytest.approx(86.96)]
+    assert baseline["line"]["dash"] == "dot"
+    for name in NEVER_SHOWN:
+        assert name not in str(charts)
+
+
+def test_the_best_ea_over_time_steps_up_when_a_submission_beats_it(make_submission, demo_version):
+    from leaderboard.charts import best_over_time
+    from leaderboard.ranking import build_leaderboard
+
+    now = timezone.now()
+    make_submission(model_name="Primo", created_at=now - timedelta(days=20), **scored_fields(10))
+    make_submission(model_name="Peggiore", created_at=now - timedelta(days=10), **scored_fields(8))
+    make_submission(model_name="Migliore", created_at=now, **scored_fields(16))
+    figure = best_over_time(build_leaderboard(version=demo_version), best_label="best", baseline_label="b")
+    (line,) = figure["data"]
+    assert list(line["y"]) == [pytest.approx(43.48), pytest.approx(69.57), pytest.approx(69.57)]
+    assert [text.split(" (")[0] for text in line["text"]] == ["Primo", "Migliore", "Migliore"]
+
+
+def test_the_site_navigation_links_to_the_leaderboard(client, db):
+    assert f'href="{URL}"' in client.get(reverse("home")).content.decode()
+
+
+def test_the_page_never_shows_gold(client, make_submission, gold):
+    submission = make_submission(predictions={qid: "SELECT 1" for qid in gold}, is_public=True)
+    submission_score(submission_id=submission.pk)
+    assert_no_gold(client.get(URL).content, gold_texts(), where=URL)
