@@ -128,3 +128,17 @@ def make_submission(demo_version, owner):
         return Submission.objects.create(**values)
 
     return make
+
+
+@pytest.fixture
+def real_services(transactional_db, settings):
+    """PostgreSQL and Redis shared with real worker and server processes; an empty scoring queue."""
+    from tests.processes import require_postgresql
+
+    require_service("DATABASE_URL", 5432)
+    settings.REDIS_URL = require_service("REDIS_URL", 6379)
+    require_postgresql()
+    from evaluation.queue import scoring_queue
+
+    scoring_queue().empty()
+    return settings

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.processes import ROOT, free_port, portal_env, require_postgresql, start_worker, stop, wait_for
-from tests.services import REQUIRE_SERVICES, require_service
+from tests.processes import ROOT, free_port, portal_env, start_worker, stop, wait_for
+from tests.services import REQUIRE_SERVICES
 
 SCREENSHOTS = ROOT / "var" / "screenshots"
 CHROMIUM = "/usr/bin/chromium"
@@ -39,14 +39,8 @@ def _answers(url: str) -> bool:
 
 
 @pytest.fixture
-def live_portal(transactional_db, settings):
+def live_portal(real_services):
     """The portal's URL, served by gunicorn with a real rqworker, both on the test database."""
-    require_service("DATABASE_URL", 5432)
-    settings.REDIS_URL = require_service("REDIS_URL", 6379)
-    require_postgresql()
-    from evaluation.queue import scoring_queue
-
-    scoring_queue().empty()
     port = free_port()
     log = ROOT / "var" / "e2e-server.log"
     log.parent.mkdir(exist_ok=True)

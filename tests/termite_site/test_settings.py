@@ -38,14 +38,19 @@ def _clean_env(tmp_path: Path, **env: str) -> dict[str, str]:
     return {**base, "TERMITE_DATA_DIR": str(tmp_path), **env}
 
 
-def _settings(tmp_path: Path, **env: str) -> dict:
-    result = subprocess.run(
+def _probe(tmp_path: Path, **env: str) -> subprocess.CompletedProcess:
+    """Import the settings in a fresh interpreter with exactly this environment."""
+    return subprocess.run(
         [sys.executable, "-c", PROBE],
         cwd=ROOT,
         env=_clean_env(tmp_path, **env),
         capture_output=True,
         text=True,
     )
+
+
+def _settings(tmp_path: Path, **env: str) -> dict:
+    result = _probe(tmp_path, **env)
     assert result.returncode == 0, result.stderr[-2000:]
     return json.loads(result.stdout)
 
@@ -83,26 +88,14 @@ def test_embedded_secrets_are_generated_once_and_kept_private(tmp_path):
 @pytest.mark.parametrize("missing", ["SECRET_KEY", "TERMITE_GOLD_KEY"])
 def test_production_refuses_to_start_without_a_secret(tmp_path, missing):
     env = {k: v for k, v in PRODUCTION.items() if k != missing}
-    result = subprocess.run(
-        [sys.executable, "-c", PROBE],
-        cwd=ROOT,
-        env=_clean_env(tmp_path, **env),
-        capture_output=True,
-        text=True,
-    )
+    result = _probe(tmp_path, **env)
     assert result.returncode != 0
     assert f"{missing} must be set when DEBUG is off" in result.stderr
     assert not (tmp_path / "secrets").exists()
 
 
 def test_a_malformed_boolean_is_a_clear_error(tmp_path):
-    result = subprocess.run(
-        [sys.executable, "-c", PROBE],
-        cwd=ROOT,
-        env=_clean_env(tmp_path, DEBUG="maybe"),
-        capture_output=True,
-        text=True,
-    )
+    result = _probe(tmp_path, DEBUG="maybe")
     assert "DEBUG='maybe' is not a boolean" in result.stderr
 
 
