@@ -31,7 +31,8 @@ from pathlib import Path
 from typing import TypeVar
 
 from evaluation.scoring.compare import order_key_query
-from evaluation.scoring.dialect import TranspileError, install_functions, read_schema, to_sqlite
+from evaluation.scoring.dialect import TranspileError, read_schema, to_sqlite
+from evaluation.scoring.functions import install_functions
 from evaluation.scoring.mysql_dump import build_sqlite
 from evaluation.scoring.sandbox import Limits, Sandbox
 from evaluation.scoring.score import GoldCache, GoldQuestion, ScoreReport, score_predictions

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evaluation.scoring.compare import order_key_query, results_match, split_order_keys
-from evaluation.scoring.dialect import TranspileError, install_functions, read_schema, to_sqlite
+from evaluation.scoring.dialect import TranspileError, read_schema, to_sqlite
+from evaluation.scoring.functions import install_functions
 from evaluation.scoring.reference import ReferenceDatabase, ReferenceQueryError
 
 AGREE = "agree"

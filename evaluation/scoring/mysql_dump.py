@@ -31,13 +31,12 @@ from evaluation.scoring.dialect import (
     MySQLOnSQLite,
     SqlType,
     Statement,
-    as_text,
-    normalise_temporal,
     parse_one,
     scope_sources,
     split_statements,
     type_of_declared,
 )
+from evaluation.scoring.functions import as_text, normalise_temporal
 
 
 class DumpError(ValueError):

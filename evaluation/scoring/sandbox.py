@@ -46,7 +46,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Literal, TypeAlias
 
-from evaluation.scoring.dialect import install_functions
+from evaluation.scoring.functions import install_functions
 
 Outcome: TypeAlias = Literal["ok", "syntax_error", "runtime_error", "timeout", "resource_limit"]
 

@@ -11,14 +11,8 @@ import sqlite3
 import pytest
 
 from evaluation.scoring import dialect
-from evaluation.scoring.dialect import (
-    TranspileError,
-    install_functions,
-    normalise_temporal,
-    read_schema,
-    split_statements,
-    to_sqlite,
-)
+from evaluation.scoring.dialect import TranspileError, read_schema, split_statements, to_sqlite
+from evaluation.scoring.functions import install_functions, normalise_temporal
 
 SCHEMA = """
 CREATE TABLE clienti (

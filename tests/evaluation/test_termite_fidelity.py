@@ -20,8 +20,9 @@ from typing import TypeVar
 import pytest
 import pyzipper
 
-from evaluation.scoring.dialect import TranspileError, install_functions, to_sqlite
+from evaluation.scoring.dialect import TranspileError, to_sqlite
 from evaluation.scoring.fidelity import AGREE, FAILS_ON_REFERENCE, compare_engines
+from evaluation.scoring.functions import install_functions
 from evaluation.scoring.hardness import LEVELS, HardnessError, hardness
 from evaluation.scoring.mysql_dump import BuildReport, DumpError, build_sqlite
 from evaluation.scoring.reference import ReferenceDatabase, ReferenceQueryError, load_dump
