@@ -1,9 +1,12 @@
 """Moderation in the Django admin: hide or flag a submission with a public reason, raise a user's quota."""
 
 from django.contrib import admin, messages
+from django.db import models
+from django.db.models import Count
 
-from leaderboard.models import Submission, SubmissionQuota
-from leaderboard.services import requeue_stuck, submission_moderate
+from leaderboard import ranking
+from leaderboard.models import Baseline, Submission, SubmissionQuota
+from leaderboard.services import baseline_delete, baseline_save, requeue_stuck, submission_moderate
 
 
 @admin.register(Submission)
@@ -56,3 +59,44 @@ class SubmissionQuotaAdmin(admin.ModelAdmin):
     list_display = ("user", "per_day", "per_version")
     search_fields = ("user__username",)
     autocomplete_fields = ("user",)
+
+
+@admin.register(Baseline)
+class BaselineAdmin(admin.ModelAdmin):
+    """Results reported in papers, shown on the leaderboard marked as such and unranked."""
+
+    list_display = ("model_name", "version", "shown_ea", "date", "source_url")
+    list_filter = ("version",)
+    search_fields = ("model_name", "team", "source")
+    fields = (
+        ("version", "model_name", "team"),
+        ("model_size", "weights", "approach"),
+        "per_database",
+        ("ea", "shown_ea"),
+        "spider_dev_ea",
+        "note",
+        "source",
+        ("source_url", "date"),
+    )
+    readonly_fields = ("shown_ea",)
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
+
+    @admin.display(description="overall EA on the leaderboard (%)")
+    def shown_ea(self, obj: Baseline) -> str:
+        if obj.pk is None:
+            return "-"
+        if obj.ea is not None:
+            return f"{100 * obj.ea:.2f}"
+        counts = dict(obj.version.databases.annotate(n=Count("questions")).values_list("slug", "n"))
+        return f"{100 * ranking.baseline_overall(obj.per_database, counts):.2f} (weighted by questions)"
+
+    # Through the services, so that the cached leaderboard is dropped.
+    def save_model(self, request, obj, form, change):
+        baseline_save(baseline=obj)
+
+    def delete_model(self, request, obj):
+        baseline_delete(baseline=obj)
+
+    def delete_queryset(self, request, queryset):
+        for baseline in queryset.select_related("version"):
+            baseline_delete(baseline=baseline)
