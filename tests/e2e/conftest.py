@@ -67,7 +67,7 @@ def live_portal(real_services):
             stop(server)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
     if not Path(CHROMIUM).exists():
         if REQUIRE_SERVICES:
@@ -75,13 +75,17 @@ def browser():
         pytest.skip(f"{CHROMIUM} is missing")
     from playwright.sync_api import sync_playwright
 
-    # Playwright's sync API keeps an event loop on this thread; Django's ORM, used by the same tests to
-    # arrange and check data, refuses to run beside one unless told it is safe (it is: one thread).
+    # Playwright's sync API keeps an event loop on this thread while it runs; Django's ORM, which the same
+    # tests use to arrange and check data, refuses to run beside one unless told it is safe (one thread:
+    # it is). Only for as long as Playwright runs, so that no other test runs with the check off.
     os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            yield browser
+            browser.close()
+    finally:
+        del os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"]
 
 
 @pytest.fixture
