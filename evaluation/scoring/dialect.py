@@ -73,63 +73,56 @@ def split_statements(sql: str, *, source: str = "mysql") -> list[Statement]:
     blank; SQLite has none of that. An unterminated string or comment runs to the end of the text, so the
     parser of the last statement reports it. Statements holding only comments are dropped.
     """
-    mysql = _check_source(source) == "mysql"
-    line_starts = [0, *(match.end() for match in re.finditer("\n", sql))]
     spans: list[tuple[int, int]] = []
     start = end = -1
-    i = 0
-    while i < len(sql):
-        after_comment = _comment_end(sql, i, mysql=mysql)
-        if after_comment:
-            i = after_comment
-            continue
-        char = sql[i]
-        if char == ";":
+    # One regular expression does the scanning: a query without strings or comments is a single token.
+    for token in _TOKENS[_check_source(source)].finditer(sql):
+        kind = token.lastgroup
+        if kind == "semicolon":
             if start >= 0:
                 spans.append((start, end))
             start = -1
-            i += 1
-            continue
-        if char.isspace():
-            i += 1
-            continue
-        following = _quoted_end(sql, i, mysql=mysql) if char in "'\"`" else i + 1
-        if start < 0:
-            start = i
-        end = i = following
+        elif kind == "quoted":
+            start = token.start() if start < 0 else start
+            end = token.end()
+        elif kind == "code":
+            code = token.group()
+            stripped = code.lstrip()
+            if stripped:
+                start = token.start() + len(code) - len(stripped) if start < 0 else start
+                end = token.start() + len(stripped.rstrip()) + len(code) - len(stripped)
     if start >= 0:
         spans.append((start, end))
+    line_starts = [0, *(match.end() for match in re.finditer("\n", sql))] if spans else []
     return [
         Statement(number, bisect_right(line_starts, begin), sql[begin:finish])
         for number, (begin, finish) in enumerate(spans, start=1)
     ]
 
 
-def _comment_end(sql: str, i: int, *, mysql: bool) -> int:
-    """Where the comment starting at `i` ends (0 when none starts there)."""
-    if sql.startswith("/*", i):
-        close = sql.find("*/", i + 2)
-        return len(sql) if close < 0 else close + 2
-    line_comment = sql.startswith("--", i) and (not mysql or i + 2 == len(sql) or sql[i + 2].isspace())
-    if line_comment or (mysql and sql[i] == "#"):
-        newline = sql.find("\n", i)
-        return len(sql) if newline < 0 else newline + 1
-    return 0
+def _tokens(*, mysql: bool) -> re.Pattern[str]:
+    """Comments, quoted strings and names, semicolons, and runs of anything else (`code`).
+
+    An unterminated comment or quote runs to the end of the text.
+    """
+    if mysql:
+        line_comment = r"--(?=\s|\Z)[^\n]*\n? | \#[^\n]*\n?"
+        quoted = r"'(?:[^'\\]+|\\.?|'')*(?:'|\Z) | \"(?:[^\"\\]+|\\.?|\"\")*(?:\"|\Z)"
+        code = r"(?:[^;'\"`/\#-]+ | /(?!\*) | -(?!-(?:\s|\Z)))+"
+    else:
+        line_comment = r"--[^\n]*\n?"
+        quoted = r"'(?:[^']+|'')*(?:'|\Z) | \"(?:[^\"]+|\"\")*(?:\"|\Z)"
+        code = r"(?:[^;'\"`/-]+ | /(?!\*) | -(?!-))+"
+    return re.compile(
+        rf"""(?P<comment> /\*.*?(?:\*/|\Z) | {line_comment})
+        | (?P<quoted> {quoted} | `(?:[^`]+|``)*(?:`|\Z))
+        | (?P<semicolon> ;)
+        | (?P<code> {code})""",
+        re.DOTALL | re.VERBOSE,
+    )
 
 
-def _quoted_end(sql: str, i: int, *, mysql: bool) -> int:
-    """The index after the quote closing the one at `i`: a doubled quote or (MySQL) a backslash escapes."""
-    quote = sql[i]
-    j = i + 1
-    while j < len(sql):
-        char = sql[j]
-        if (char == "\\" and mysql and quote != "`") or (char == quote and sql.startswith(quote, j + 1)):
-            j += 2
-        elif char == quote:
-            return j + 1
-        else:
-            j += 1
-    return len(sql)
+_TOKENS = {"mysql": _tokens(mysql=True), "sqlite": _tokens(mysql=False)}
 
 
 # --- Types ------------------------------------------------------------------------------------------------
@@ -606,26 +599,33 @@ _DATE_ARGUMENT_NODES = (
 )
 
 
-def _normalise_date_arguments(tree: exp.Expression) -> None:
-    """'2024-6-1' as an argument of a date function means 2024-06-01 to MySQL; SQLite needs it spelled so."""
-    for node in tree.find_all(*_DATE_ARGUMENT_NODES):
-        for argument in node.iter_expressions():
-            if isinstance(argument, exp.Literal) and argument.is_string:
-                moment = read_moment(argument.name)
-                if moment is not None:
-                    text = moment.datetime_text if moment.has_time_of_day else moment.date_text
-                    argument.replace(exp.Literal.string(text))
+def _check_tables_and_date_arguments(tree: exp.Expression, text: str) -> None:
+    """Reject a quoted string used as a table name; spell the date arguments of date functions as SQLite
+    needs them ('2024-6-1' means 2024-06-01 to MySQL). One walk of the tree does both."""
+    for node in tree.walk():
+        if isinstance(node, exp.Table):
+            _reject_quoted_table_name(node, text)
+        elif isinstance(node, _DATE_ARGUMENT_NODES):
+            _normalise_date_arguments(node)
 
 
-def _reject_quoted_table_names(tree: exp.Expression, text: str) -> None:
-    for table in tree.find_all(exp.Table):
-        start = table.this.meta.get("start") if isinstance(table.this, exp.Identifier) else None
-        if start is not None and text[start] in "'\"":
-            line = text.count("\n", 0, start) + 1
-            raise TranspileError(
-                f"line {line}: a quoted string is used as a table name; MySQL rejects it "
-                "(quote names with backticks)"
-            )
+def _normalise_date_arguments(node: exp.Expression) -> None:
+    for argument in node.iter_expressions():
+        if isinstance(argument, exp.Literal) and argument.is_string:
+            moment = read_moment(argument.name)
+            if moment is not None:
+                text = moment.datetime_text if moment.has_time_of_day else moment.date_text
+                argument.replace(exp.Literal.string(text))
+
+
+def _reject_quoted_table_name(table: exp.Table, text: str) -> None:
+    start = table.this.meta.get("start") if isinstance(table.this, exp.Identifier) else None
+    if start is not None and text[start] in "'\"":
+        line = text.count("\n", 0, start) + 1
+        raise TranspileError(
+            f"line {line}: a quoted string is used as a table name; MySQL rejects it "
+            "(quote names with backticks)"
+        )
 
 
 # --- Public entry points ---------------------------------------------------------------------------------
@@ -674,30 +674,37 @@ def to_sqlite(
 
     `schema` is table -> column -> declared type (see `read_schema`); without it, the rules that depend on
     column types are skipped. A "sqlite" query is only checked to be a single statement. Raises
-    TranspileError. Results are cached: transpiling costs more than running a query on these databases.
+    TranspileError. MySQL results are cached: transpiling costs more than running a query on these
+    databases.
     """
-    _check_source(source)
+    if _check_source(source) == "sqlite":
+        return _single_statement(sql, source).text
     frozen = tuple(
         sorted((table, tuple(sorted(columns.items()))) for table, columns in (schema or {}).items())
     )
     return _to_sqlite(sql, source, frozen)
 
 
+_FrozenSchema = tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
+
+
 @functools.lru_cache(maxsize=4096)
-def _to_sqlite(sql: str, source: str, schema: tuple[tuple[str, tuple[tuple[str, str], ...]], ...]) -> str:
-    if source == "sqlite":
-        return _single_statement(sql, source).text
+def _to_sqlite(sql: str, source: str, schema: _FrozenSchema) -> str:
     tree, text = parse_one(sql, source=source)
-    _reject_quoted_table_names(tree, text)
-    _normalise_date_arguments(tree)
-    tables = {
-        table.lower(): {column.lower(): type_of_declared(declared) for column, declared in columns}
-        for table, columns in schema
-    }
-    rewriter = _Rewriter(ColumnResolver(tables))
+    _check_tables_and_date_arguments(tree, text)
+    rewriter = _Rewriter(ColumnResolver(_types(schema)))
     rewriter.plan(tree)
     rewriter.apply()
     try:
-        return tree.sql(dialect=MySQLOnSQLite, unsupported_level=ErrorLevel.RAISE)
+        return tree.sql(dialect=MySQLOnSQLite, copy=False, unsupported_level=ErrorLevel.RAISE)
     except SqlglotError as error:
         raise TranspileError(f"cannot express the query in SQLite: {_first_line(error)}") from None
+
+
+@functools.lru_cache(maxsize=64)
+def _types(schema: _FrozenSchema) -> TypeMap:
+    """The column types of a schema, worked out once per schema rather than once per query."""
+    return {
+        table.lower(): {column.lower(): type_of_declared(declared) for column, declared in columns}
+        for table, columns in schema
+    }

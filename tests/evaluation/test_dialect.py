@@ -68,6 +68,26 @@ def test_a_backslash_escapes_only_in_mysql() -> None:
     assert len(split_statements(text, source="mysql")) == 1
 
 
+def test_two_dashes_start_a_comment_in_mysql_only_before_a_blank() -> None:
+    text = "SELECT 3--1; SELECT 4 -- ;\n"
+    assert [s.text for s in split_statements(text, source="mysql")] == ["SELECT 3--1", "SELECT 4"]
+    assert [s.text for s in split_statements(text, source="sqlite")] == ["SELECT 3"]
+
+
+def test_a_hash_starts_a_comment_in_mysql_only() -> None:
+    assert [s.text for s in split_statements("SELECT 1 # ;\n; SELECT 2#")] == ["SELECT 1", "SELECT 2"]
+    assert [s.text for s in split_statements("SELECT 1 # ;\n; SELECT 2#", source="sqlite")] == [
+        "SELECT 1 #",
+        "SELECT 2#",
+    ]
+
+
+def test_an_unterminated_string_or_comment_runs_to_the_end() -> None:
+    assert [s.text for s in split_statements("SELECT 'a; b\\")] == ["SELECT 'a; b\\"]
+    assert [s.text for s in split_statements("SELECT 1 /* a; b")] == ["SELECT 1"]
+    assert [s.text for s in split_statements("SELECT `a;``b")] == ["SELECT `a;``b"]
+
+
 def test_a_statement_of_comments_only_is_dropped() -> None:
     assert split_statements("/*!40101 SET NAMES utf8 */;\n-- fine\n;") == []
 
