@@ -1,0 +1,191 @@
+"""A portal to load, and a load to put on it: shared by the load benchmarks. Loopback only, bounded.
+
+`Portal` sets up a scratch PostgreSQL database and data folder, runs migrations and the demo content in
+this process, then starts gunicorn (and optionally rq workers) as real processes on 127.0.0.1.
+`hammer` sends GET requests from threads, each with its own keep-alive connection, for a fixed time.
+"""
+
+from __future__ import annotations
+
+import http.client
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+POSTGRES = os.environ.get("BENCH_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432")
+REDIS = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/7")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Portal:
+    """A scratch portal: `with Portal("bench") as portal: portal.start_web(); portal.start_workers(2)`."""
+
+    def __init__(self, name: str):
+        self.database = f"termite_{name}"
+        self.data_dir = Path(tempfile.mkdtemp(prefix=f"termite-{name}-"))
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.processes: list[subprocess.Popen] = []
+        self.env = {
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "termite_site.settings",
+            "DEBUG": "0",
+            "SECRET_KEY": "benchmark-only-secret-key-" + "x" * 30,
+            "TERMITE_GOLD_KEY": "q1v4JQn3bX9b0vJ6wq2m3Zs0xWlC1yH8d7m5P2aTQ0U=",
+            "DATABASE_URL": f"{POSTGRES}/{self.database}",
+            "REDIS_URL": REDIS,
+            "TERMITE_DATA_DIR": str(self.data_dir),
+            "ALLOWED_HOSTS": "127.0.0.1,localhost",
+            "SECURE_SSL_REDIRECT": "0",
+            "TERMITE_DAILY_QUOTA": "1000",
+            "TERMITE_UPLOAD_LIMIT_PER_HOUR": "1000",
+            "LOG_LEVEL": "WARNING",
+        }
+
+    def __enter__(self) -> Portal:
+        self._psql(f'DROP DATABASE IF EXISTS "{self.database}"')
+        self._psql(f'CREATE DATABASE "{self.database}"')
+        os.environ.update(self.env)
+        import django
+
+        django.setup()
+        from django.core.management import call_command
+
+        call_command("migrate", verbosity=0)
+        call_command("collectstatic", verbosity=0, interactive=False)
+        from django.core.cache import cache
+
+        cache.clear()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for process in reversed(self.processes):
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGTERM)
+                process.wait(timeout=30)
+        from django.db import connections
+
+        connections.close_all()
+        self._psql(f'DROP DATABASE IF EXISTS "{self.database}"')
+        failed = [log for log in self.data_dir.glob("process-*.log") if "Traceback" in log.read_text()]
+        for log in failed:
+            print(f"--- errors logged by a portal process ({log.name}):\n{log.read_text()[-3000:]}")
+
+    def _psql(self, sql: str) -> None:
+        subprocess.run(["psql", POSTGRES + "/postgres", "-qc", sql], check=True, capture_output=True)
+
+    def _spawn(self, *command: str) -> subprocess.Popen:
+        log = (self.data_dir / f"process-{len(self.processes)}.log").open("w")
+        process = subprocess.Popen(
+            command, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        self.processes.append(process)
+        return process
+
+    def start_web(self, workers: int = 3) -> None:
+        self._spawn(
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "termite_site.wsgi:application",
+            "-b",
+            f"127.0.0.1:{self.port}",
+            "-w",
+            str(workers),
+            "--log-level",
+            "warning",
+        )
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"{self.url}/healthz", timeout=2):
+                    return
+            except OSError:
+                time.sleep(0.2)
+        raise RuntimeError("gunicorn did not start")
+
+    def start_workers(self, count: int) -> None:
+        for _ in range(count):
+            self._spawn(sys.executable, "manage.py", "rqworker", "scoring")
+
+
+@dataclass
+class Load:
+    seconds: float
+    latencies: list[float] = field(default_factory=list)
+    failures: Counter = field(default_factory=Counter)  # (path, status or exception name) -> count
+
+    @property
+    def errors(self) -> int:
+        return sum(self.failures.values())
+
+    @property
+    def requests_per_second(self) -> float:
+        return len(self.latencies) / self.seconds
+
+    def percentile(self, p: float) -> float:
+        ordered = sorted(self.latencies)
+        return ordered[min(len(ordered) - 1, int(p / 100 * len(ordered)))] if ordered else float("nan")
+
+    def line(self, label: str) -> str:
+        return (
+            f"{label:<34} {len(self.latencies):>6} req  {self.requests_per_second:>7.1f} req/s  "
+            f"p50 {1000 * self.percentile(50):>6.1f} ms  p99 {1000 * self.percentile(99):>7.1f} ms  "
+            f"mean {1000 * statistics.fmean(self.latencies or [0]):>6.1f} ms  errors {self.errors}"
+            + (f" {dict(self.failures)}" if self.failures else "")
+        )
+
+
+def hammer(base_url: str, paths: list[str], *, users: int, seconds: float) -> Load:
+    """`users` threads, each cycling through `paths` with one keep-alive connection, for `seconds`."""
+    host, port = base_url.removeprefix("http://").split(":")
+    load = Load(seconds=seconds)
+    lock = threading.Lock()
+    stop_at = time.monotonic() + seconds
+
+    def user(offset: int) -> None:
+        connection = http.client.HTTPConnection(host, int(port), timeout=30)
+        n = offset
+        while time.monotonic() < stop_at:
+            path = paths[n % len(paths)]
+            n += 1
+            started = time.perf_counter()
+            try:
+                connection.request("GET", path)
+                response = connection.getresponse()
+                response.read()
+                outcome = response.status
+            except (OSError, http.client.HTTPException) as error:
+                connection.close()
+                connection = http.client.HTTPConnection(host, int(port), timeout=30)
+                outcome = type(error).__name__
+            elapsed = time.perf_counter() - started
+            with lock:
+                if outcome == 200:
+                    load.latencies.append(elapsed)
+                else:
+                    load.failures[(path, outcome)] += 1
+        connection.close()
+
+    threads = [threading.Thread(target=user, args=(n,)) for n in range(users)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return load
