@@ -27,12 +27,19 @@ class SubmissionQuerySet(models.QuerySet):
         return self.exclude(status=Submission.Status.FAILED)
 
     def ranked(self, version: BenchmarkVersion) -> SubmissionQuerySet:
+        """The leaderboard of `version`: public, scored, live and unhidden, best EA first, then best
+        EA-strict, then the earlier submission (leaderboard/ranking.py adds shared ranks)."""
         return self.filter(
             version=version,
             status=Submission.Status.SCORED,
             is_public=True,
             is_hidden=False,
             withdrawn_at__isnull=True,
+        ).order_by(
+            models.F("ea").desc(nulls_last=True),
+            models.F("ea_strict").desc(nulls_last=True),
+            "created_at",
+            "pk",
         )
 
 

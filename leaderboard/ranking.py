@@ -16,7 +16,7 @@ from datetime import date
 from typing import Any
 
 from django.core.cache import cache
-from django.db.models import Count, F
+from django.db.models import Count
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 
@@ -228,22 +228,18 @@ def build_leaderboard(*, version: BenchmarkVersion) -> Leaderboard:
 
 
 def _submissions(version: BenchmarkVersion) -> Iterable[dict]:
-    return (
-        Submission.objects.ranked(version)
-        .order_by(F("ea").desc(nulls_last=True), F("ea_strict").desc(nulls_last=True), "created_at", "pk")
-        .values(
-            "pk",
-            "model_name",
-            "team",
-            "created_at",
-            "ea",
-            "ea_strict",
-            "scores",
-            "spider_dev_ea",
-            "model_size",
-            "weights",
-            "approach",
-        )
+    return Submission.objects.ranked(version).values(
+        "pk",
+        "model_name",
+        "team",
+        "created_at",
+        "ea",
+        "ea_strict",
+        "scores",
+        "spider_dev_ea",
+        "model_size",
+        "weights",
+        "approach",
     )
 
 

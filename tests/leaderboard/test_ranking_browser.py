@@ -1,0 +1,139 @@
+"""static/js/leaderboard.js in Chromium: it sorts, filters and hides column groups as the server does,
+keeps the URL in step, and draws the charts. Skipped where Chromium or Playwright is missing."""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from django.utils import timezone
+
+from leaderboard.models import Baseline
+from tests.leaderboard.scored import scored_fields
+from tests.services import REQUIRE_SERVICES
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    playwright = pytest.importorskip("playwright.sync_api")
+    if not Path(CHROMIUM).exists():
+        if REQUIRE_SERVICES:
+            pytest.fail(f"{CHROMIUM} is missing")
+        pytest.skip(f"{CHROMIUM} is missing")
+    # Playwright's sync API keeps an event loop on this thread; the ORM, which arranges the data here,
+    # refuses to run beside one unless told it is safe (it is: one thread).
+    with pytest.MonkeyPatch.context() as patch, playwright.sync_playwright() as p:
+        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser, live_server, transactional_db, make_submission, demo_version):
+    now = timezone.now()
+    systems = [
+        ("Alfa", "Torino", "70B", "open", "prompting", 85.0, 20),
+        ("Beta", "Milano", "7B", "closed", "fine-tuning", None, 15),
+        ("Gamma", "Torino", "", "open", "prompting", 79.3, 14),
+        ("Delta", "", "1.5B", "unknown", "other", 60.0, 5),
+    ]
+    for days, (name, team, size, weights, approach, spider, correct) in enumerate(systems):
+        make_submission(
+            model_name=name,
+            team=team,
+            model_size=size,
+            weights=weights,
+            approach=approach,
+            spider_dev_ea=spider,
+            created_at=now - timedelta(days=10 - days * 3),
+            **scored_fields(correct),
+        )
+    Baseline.objects.create(
+        version=demo_version,
+        model_name="Riferimento",
+        per_database={"biblioteca": 0.5, "ciclismo": 0.4},
+        source="Un articolo, 2024.",
+        date=date(2024, 5, 1),
+    )
+    page = browser.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(f"{live_server.url}/leaderboard/")
+    yield page
+    page.close()
+    assert not errors, errors
+
+
+def visible_names(page) -> list[str]:
+    return page.eval_on_selector_all(
+        "#leaderboard tbody tr:not([hidden]) td.model",
+        "cells => cells.map(cell => cell.textContent.trim().split(/\\s/)[0])",
+    )
+
+
+def query(page) -> dict[str, list[str]]:
+    return parse_qs(urlsplit(page.url).query)
+
+
+def server_names(client, url: str) -> list[str]:
+    response = client.get(url)
+    return [e.row.model_name for e in response.context["entries"] if e.shown]
+
+
+def test_the_browser_sorts_each_column_as_the_server_does(page, client):
+    for key in (
+        "ea",
+        "model_name",
+        "team",
+        "spider_gap",
+        "model_size",
+        "db_ciclismo",
+        "hardness_hard",
+        "date",
+    ):
+        header = page.locator(f'th[data-key="{key}"] a')
+        for _ in range(2):  # first click: the column's natural order; second click: the other way
+            header.click()
+            url = urlsplit(page.url)
+            assert server_names(client, f"{url.path}?{url.query}") == visible_names(page), url.query
+        assert query(page)["sort"] == [key]
+    page.locator('th[data-key="rank"] a').click()
+    assert visible_names(page) == ["Alfa", "Beta", "Gamma", "Riferimento", "Delta"]
+    assert "sort" not in query(page)
+
+
+def test_the_browser_filters_as_the_server_does_and_keeps_the_url(page, client):
+    page.fill("input[name=q]", "torino")
+    assert visible_names(page) == ["Alfa", "Gamma"]
+    assert page.text_content("#shown-count") == "2"
+    page.select_option("select[name=weights]", "open")
+    page.select_option("select[name=size]", "70B")
+    assert visible_names(page) == ["Alfa"]
+    assert query(page) == {"q": ["torino"], "weights": ["open"], "size": ["70B"]}
+    url = urlsplit(page.url)
+    assert server_names(client, f"{url.path}?{url.query}") == ["Alfa"]
+    page.fill("input[name=q]", "")
+    page.select_option("select[name=weights]", "")
+    page.select_option("select[name=size]", "")
+    assert visible_names(page) == ["Alfa", "Beta", "Gamma", "Riferimento", "Delta"]
+
+
+def test_the_browser_hides_and_shows_column_groups(page):
+    cell = page.locator('#leaderboard tbody td[data-group="databases"]').first
+    assert cell.is_visible()
+    page.check('input[name=hide][value="databases"]')
+    assert not cell.is_visible()
+    assert page.locator('#leaderboard tbody td[data-group="hardness"]').first.is_visible()
+    assert query(page) == {"hide": ["databases"]}
+    page.uncheck('input[name=hide][value="databases"]')
+    assert cell.is_visible()
+
+
+def test_the_charts_are_drawn(page):
+    page.wait_for_selector("#databases-chart .main-svg")
+    page.wait_for_selector("#progress-chart .main-svg")
