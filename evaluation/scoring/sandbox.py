@@ -20,11 +20,14 @@ crashes SQLite fails that query only: the parent starts a fresh child and goes o
 
 The child is a fresh interpreter (`sys.executable -I`), started when the sandbox is entered (it boots
 while the caller goes on, up to the first query) and again only after it dies; its start-up cost is
-`Sandbox.startup_seconds`. Linux only (the memory limit reads /proc).
+`Sandbox.startup_seconds`. `execute_many` pipelines its queries: the next requests already wait in the
+pipe while the child runs one, so the two processes do not take turns. Linux only (the memory limit
+reads /proc).
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import marshal
@@ -40,11 +43,13 @@ import sys
 import tempfile
 import time
 import urllib.parse
+from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
 from types import TracebackType
-from typing import Literal, TypeAlias
+from typing import Literal, NamedTuple, TypeAlias, cast
 
 from evaluation.scoring.functions import install_functions
 
@@ -53,6 +58,10 @@ Outcome: TypeAlias = Literal["ok", "syntax_error", "runtime_error", "timeout", "
 MAX_ERROR_CHARS = 300
 _PROGRESS_STEPS = 1000  # VM instructions between two looks at the clock
 _CHILD_START_SECONDS = 60.0
+# Queries in flight at once, and their SQL characters (at most 4 bytes each in UTF-8): far below what the
+# pipe holds (about 200 kB), so that sending never blocks while the child is busy sending a large answer.
+_PIPELINE_DEPTH = 32
+_PIPELINE_CHARS = 16_000
 # The child is a fresh interpreter, not a fork (no inherited threads, locks or memory) and not
 # multiprocessing's spawn (which would run the parent's __main__ again). It gets the parent's sys.path.
 _CHILD_BOOTSTRAP = (
@@ -109,6 +118,21 @@ class Execution:
     elapsed: float = 0.0
 
 
+class Query(NamedTuple):
+    """One query for `Sandbox.execute_many`; budgeted=False (the gold queries) keeps it off the total budget."""
+
+    db_path: str | os.PathLike[str]
+    sql: str
+    budgeted: bool = True
+
+
+class _InFlight(NamedTuple):
+    index: int
+    seconds: float
+    budgeted: bool
+    chars: int
+
+
 @dataclass(frozen=True)
 class _Copy:
     path: str
@@ -126,6 +150,7 @@ class Sandbox:
         self._process: subprocess.Popen[bytes] | None = None
         self._channel: Connection | None = None
         self._spawned_at = 0.0
+        self._started = 0.0  # when the child could start the oldest query in flight
         self._ready = False
 
     def __enter__(self) -> Sandbox:
@@ -163,20 +188,94 @@ class Sandbox:
 
     def execute(self, db_path: str | os.PathLike[str], sql: str, *, budgeted: bool = True) -> Execution:
         """Run one query. `budgeted=False` (for the gold queries) keeps it off the total budget."""
-        refused = _refuse(sql, self.limits)
-        if refused is not None:
-            return refused
-        seconds = self.limits.query_seconds
-        if budgeted:
-            seconds = min(seconds, self.limits.total_seconds - self._spent)
-            if seconds <= 0:
-                return Execution("timeout", error="the submission's total time budget is spent")
-        path = self._copy(db_path).path
-        started = time.perf_counter()
-        execution = self._round_trip(path, sql, seconds)
-        if budgeted:
-            self._spent += time.perf_counter() - started
-        return execution
+        return self.execute_many([Query(db_path, sql, budgeted)])[0]
+
+    def execute_many(self, queries: Sequence[Query]) -> list[Execution]:
+        """Run the queries in order, each as `execute` would run it; their executions in the same order.
+
+        Each query's budget runs from when the child can start it: its request, or the answer before it.
+        A budgeted query is sent ahead only while the total budget can cover it and every one in flight
+        to its end, so each gets the same budget as one at a time would. A query that kills the child
+        fails alone: the ones sent after it go again, to a fresh child.
+        """
+        executions: list[Execution | None] = [_refuse(query.sql, self.limits) for query in queries]
+        todo = deque(index for index, execution in enumerate(executions) if execution is None)
+        in_flight: deque[_InFlight] = deque()
+        paths: dict[str | os.PathLike[str], str] = {}
+        while todo or in_flight:
+            seconds = self._seconds_for(queries[todo[0]], in_flight) if todo else None
+            if seconds is None:
+                self._receive_oldest(in_flight, todo, executions)
+            elif seconds <= 0:
+                executions[todo.popleft()] = Execution(
+                    "timeout", error="the submission's total time budget is spent"
+                )
+            else:
+                index = todo.popleft()
+                query = queries[index]
+                if query.db_path not in paths:
+                    paths[query.db_path] = self._copy(query.db_path).path
+                self._send(paths[query.db_path], query.sql, seconds, in_flight)
+                in_flight.append(_InFlight(index, seconds, query.budgeted, len(query.sql)))
+        return cast(list[Execution], executions)  # every entry is set by now
+
+    def _seconds_for(self, query: Query, in_flight: deque[_InFlight]) -> float | None:
+        """The budget of the next query, or None while it must wait for the queries in flight."""
+        limits = self.limits
+        left = limits.total_seconds - self._spent if query.budgeted else math.inf
+        if not in_flight:
+            return min(limits.query_seconds, left)
+        if (
+            len(in_flight) >= _PIPELINE_DEPTH
+            or sum(q.chars for q in in_flight) + len(query.sql) > _PIPELINE_CHARS
+        ):
+            return None
+        if query.budgeted:
+            # What the queries in flight may still spend, each up to its budget and the kill grace.
+            left -= sum(q.seconds + limits.kill_grace_seconds for q in in_flight if q.budgeted)
+            if left < limits.query_seconds + limits.kill_grace_seconds:
+                return None
+        return limits.query_seconds
+
+    def _send(self, path: str, sql: str, seconds: float, in_flight: deque[_InFlight]) -> None:
+        if not in_flight:
+            if self._process is None or self._process.poll() is not None:
+                self._spawn_child()
+            if not self._ready:
+                self._await_child()
+        assert self._channel is not None
+        # If the child is gone, waiting for the oldest query in flight (this one, if alone) tells it.
+        with contextlib.suppress(OSError):
+            self._channel.send_bytes(marshal.dumps((path, sql, seconds)))
+        if not in_flight:
+            self._started = time.perf_counter()
+
+    def _receive_oldest(
+        self, in_flight: deque[_InFlight], todo: deque[int], executions: list[Execution | None]
+    ) -> None:
+        oldest = in_flight.popleft()
+        started = self._started
+        assert self._channel is not None
+        try:
+            wait = started + oldest.seconds + self.limits.kill_grace_seconds - time.perf_counter()
+            if self._channel.poll(max(wait, 0.0)):
+                execution = Execution(*marshal.loads(self._channel.recv_bytes()))
+            else:
+                self._stop_child()
+                execution = Execution(
+                    "timeout",
+                    error=f"the query ran past its {oldest.seconds:g} s budget and was killed",
+                    elapsed=time.perf_counter() - started,
+                )
+        except (EOFError, OSError):
+            execution = self._child_lost(time.perf_counter() - started)
+        self._started = time.perf_counter()
+        if oldest.budgeted:
+            self._spent += self._started - started
+        executions[oldest.index] = execution
+        if self._channel is None:  # the child is gone: the queries sent after this one go again
+            todo.extendleft(reversed([query.index for query in in_flight]))
+            in_flight.clear()
 
     def _copy(self, db_path: str | os.PathLike[str]) -> _Copy:
         if self._directory is None:
@@ -191,26 +290,6 @@ class Sandbox:
                 digest = hashlib.file_digest(file, "sha256").hexdigest()
             copy = self._copies[source] = _Copy(str(target), digest)
         return copy
-
-    def _round_trip(self, path: str, sql: str, seconds: float) -> Execution:
-        if self._process is None or self._process.poll() is not None:
-            self._spawn_child()
-        if not self._ready:
-            self._await_child()
-        assert self._channel is not None
-        started = time.perf_counter()
-        try:
-            self._channel.send_bytes(marshal.dumps((path, sql, seconds)))
-            if self._channel.poll(seconds + self.limits.kill_grace_seconds):
-                return Execution(*marshal.loads(self._channel.recv_bytes()))
-        except (EOFError, OSError):
-            return self._child_lost(time.perf_counter() - started)
-        self._stop_child()
-        return Execution(
-            "timeout",
-            error=f"the query ran past its {seconds:g} s budget and was killed",
-            elapsed=time.perf_counter() - started,
-        )
 
     def _child_lost(self, elapsed: float) -> Execution:
         assert self._process is not None

@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 from evaluation.scoring.compare import order_key_query, results_match, results_match_strict, split_order_keys
 from evaluation.scoring.dialect import TranspileError, read_schema, to_sqlite
 from evaluation.scoring.metrics import EXCLUDED, Graded, Metrics, summarise
-from evaluation.scoring.sandbox import DEFAULT_LIMITS, MAX_ERROR_CHARS, Limits, Sandbox
+from evaluation.scoring.sandbox import DEFAULT_LIMITS, MAX_ERROR_CHARS, Execution, Limits, Query, Sandbox
 
 SCORER_VERSION = "1.0.0"
 
@@ -104,15 +104,28 @@ def score_predictions(
     missing = sorted({q.db_id for q in questions if q.valid} - set(database_paths))
     if missing:
         raise ValueError(f"no database file for: {', '.join(missing)}")
+    valid = [q for q in questions if q.valid]
     with Sandbox(limits) as sandbox:
-        # Transpiling costs more than running: it goes first, while the sandbox's child boots.
-        schemas = {db_id: _schema(Path(path)) for db_id, path in database_paths.items()}
+        # Transpiling costs more than running: it goes first, while the sandbox's child boots. Only MySQL
+        # predictions need the column types.
+        schemas = (
+            {db_id: _schema(Path(path)) for db_id, path in database_paths.items()}
+            if dialect == "mysql"
+            else {}
+        )
         prepared = {
             q.question_id: _prepare(predictions.get(q.question_id), dialect, schemas.get(q.db_id))
-            for q in questions
-            if q.valid
+            for q in valid
         }
-        scores = tuple(_score_question(q, prepared, database_paths, sandbox, gold_cache) for q in questions)
+        golds = _gold_results(valid, database_paths, sandbox, gold_cache)
+        runs = [
+            (q.question_id, Query(database_paths[q.db_id], sql))
+            for q in valid
+            if isinstance(sql := prepared[q.question_id], str) and golds[q.question_id] is not None
+        ]
+        executions = sandbox.execute_many([query for _, query in runs])
+    executed = {qid: execution for (qid, _), execution in zip(runs, executions, strict=True)}
+    scores = tuple(_score_question(q, prepared, golds, executed) for q in questions)
     graded = [
         Graded(question.db_id, question.hardness, score.outcome, score.ea, score.ea_strict)
         for question, score in zip(questions, scores, strict=True)
@@ -135,15 +148,13 @@ def _prepare(
 def _score_question(
     question: GoldQuestion,
     prepared: Mapping[str, str | tuple[str, str | None]],
-    database_paths: Mapping[str, Path],
-    sandbox: Sandbox,
-    gold_cache: GoldCache | None,
+    golds: Mapping[str, GoldResult | None],
+    executed: Mapping[str, Execution],
 ) -> QuestionScore:
     qid = question.question_id
     if not question.valid:
         return QuestionScore(qid, EXCLUDED, False, False, "the question is marked invalid")
-    database = Path(database_paths[question.db_id])
-    gold = _gold_result(question, database, sandbox, gold_cache)
+    gold = golds[qid]
     if gold is None:
         logger.warning("the gold query of question %s failed at scoring time", qid)
         return QuestionScore(
@@ -153,7 +164,7 @@ def _score_question(
     if isinstance(sql, tuple):
         outcome, error = sql
         return QuestionScore(qid, outcome, False, False, error)
-    execution = sandbox.execute(database, sql)
+    execution = executed[qid]
     if execution.outcome != "ok":
         return QuestionScore(qid, execution.outcome, False, False, execution.error)
     ea = results_match(gold.rows, execution.rows, gold_order_keys=gold.order_keys)
@@ -161,39 +172,67 @@ def _score_question(
     return QuestionScore(qid, "correct" if ea else "wrong_result", ea, ea_strict, None)
 
 
+def _gold_results(
+    questions: Sequence[GoldQuestion],
+    database_paths: Mapping[str, Path],
+    sandbox: Sandbox,
+    gold_cache: GoldCache | None,
+) -> dict[str, GoldResult | None]:
+    """The gold result of each question, from the cache or run (in one batch); None where it fails."""
+    digests = {
+        db_id: sandbox.database_sha256(database_paths[db_id]) for db_id in {q.db_id for q in questions}
+    }
+    results: dict[str, GoldResult | None] = {}
+    to_run: list[tuple[GoldQuestion, tuple[str, str, str], tuple[str, int] | None]] = []
+    for question in questions:
+        key = (
+            digests[question.db_id],
+            question.question_id,
+            hashlib.sha256(question.sql_sqlite.encode()).hexdigest(),
+        )
+        if gold_cache is not None and key in gold_cache:
+            results[question.question_id] = gold_cache[key]
+            continue
+        try:
+            keyed = order_key_query(question.sql_sqlite)
+        except ValueError:
+            results[question.question_id] = None
+            continue
+        to_run.append((question, key, keyed))
+    queries = []
+    for question, _key, keyed in to_run:
+        path = database_paths[question.db_id]
+        queries.append(Query(path, question.sql_sqlite, budgeted=False))
+        if keyed is not None:
+            queries.append(Query(path, keyed[0], budgeted=False))
+    executions = iter(sandbox.execute_many(queries))
+    for question, key, keyed in to_run:
+        plain = next(executions)
+        with_keys = next(executions) if keyed is not None else None
+        result = _gold_result(plain, with_keys, keyed)
+        results[question.question_id] = result
+        if result is not None and gold_cache is not None:
+            gold_cache[key] = result
+    return results
+
+
 def _gold_result(
-    question: GoldQuestion, database: Path, sandbox: Sandbox, gold_cache: GoldCache | None
+    plain: Execution, with_keys: Execution | None, keyed: tuple[str, int] | None
 ) -> GoldResult | None:
-    """Run the gold query, and with an ORDER BY also its keyed form for the order keys; None if it fails.
+    """The gold query's rows and, with an ORDER BY, the order keys from its keyed form; None if it fails.
 
     The rows come from the gold query itself, in the order the engine returns them, so that EA-strict
     compares with what the authors' rule would; the keyed form may order tied rows differently, but its
     keys, taken in order, are the same sequence.
     """
-    key = (
-        sandbox.database_sha256(database),
-        question.question_id,
-        hashlib.sha256(question.sql_sqlite.encode()).hexdigest(),
-    )
-    if gold_cache is not None and key in gold_cache:
-        return gold_cache[key]
-    try:
-        keyed = order_key_query(question.sql_sqlite)
-    except ValueError:
-        return None
-    plain = sandbox.execute(database, question.sql_sqlite, budgeted=False)
     if plain.outcome != "ok":
         return None
     order_keys = None
-    if keyed is not None:
-        with_keys = sandbox.execute(database, keyed[0], budgeted=False)
+    if keyed is not None and with_keys is not None:
         if with_keys.outcome != "ok" or len(with_keys.rows) != len(plain.rows):
             return None
         order_keys = tuple(split_order_keys(with_keys.rows, keyed[1])[1])
-    result = GoldResult(plain.rows, order_keys)
-    if gold_cache is not None:
-        gold_cache[key] = result
-    return result
+    return GoldResult(plain.rows, order_keys)
 
 
 def _schema(path: Path) -> dict[str, dict[str, str]]:

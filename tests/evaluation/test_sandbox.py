@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.scoring.sandbox import Limits, Sandbox
+from evaluation.scoring.sandbox import Limits, Query, Sandbox
 from tests.evaluation.demo_db import make_demo_db, sha256_of
 from tests.evaluation.hostile_sql import HOSTILE, INFINITE_CTE, UNINTERRUPTIBLE
 
@@ -141,7 +141,7 @@ def test_a_child_that_crashes_mid_query_fails_that_query_only(demo, pristine):
 
 ORPHANING_PARENT = """
 import os, sys, threading, time
-from evaluation.scoring.sandbox import Limits, Sandbox
+from evaluation.scoring.sandbox import Limits, Query, Sandbox
 # The parent dies long before its own watchdog (0.7 s) would kill the child.
 sandbox = Sandbox(Limits(query_seconds=0.2, kill_grace_seconds=0.5)).__enter__()
 sandbox.execute(sys.argv[1], "SELECT 1")  # the child is up
@@ -191,6 +191,52 @@ def test_the_total_budget_ends_a_submission_but_not_the_gold(demo):
         assert sandbox.execute(demo, NORMAL).outcome == "timeout"
         assert sandbox.execute(demo, NORMAL, budgeted=False).rows == ((6,),)
         assert 0.5 <= sandbox.spent_seconds < 1.0
+
+
+def test_a_batch_answers_in_order_as_one_query_at_a_time_would(shared_sandbox, demo):
+    sqls = [
+        NORMAL,
+        "SELEC nome FROM clienti",
+        "",
+        "SELECT cognome FROM clienti",
+        "SELECT 1; SELECT 2",
+        NORMAL,
+    ]
+    batch = shared_sandbox.execute_many([Query(demo, sql) for sql in sqls])
+    one_by_one = [shared_sandbox.execute(demo, sql) for sql in sqls]
+    assert [(e.outcome, e.rows, e.error) for e in batch] == [(e.outcome, e.rows, e.error) for e in one_by_one]
+    assert [e.outcome for e in batch] == [
+        "ok",
+        "syntax_error",
+        "syntax_error",
+        "runtime_error",
+        "syntax_error",
+        "ok",
+    ]
+
+
+def test_each_query_of_a_batch_has_its_own_budget(shared_sandbox, demo):
+    started = time.perf_counter()
+    batch = shared_sandbox.execute_many([Query(demo, INFINITE_CTE)] * 3 + [Query(demo, NORMAL)])
+    assert [e.error for e in batch[:3]] == ["the query ran past its time budget"] * 3
+    assert batch[3].rows == ((6,),)
+    assert 3 * BUDGET <= time.perf_counter() - started < 3 * BUDGET + 1.0
+
+
+def test_a_query_that_kills_the_child_fails_alone_and_the_rest_of_the_batch_goes_on(sandbox, demo):
+    batch = sandbox.execute_many([Query(demo, sql) for sql in (NORMAL, UNINTERRUPTIBLE, NORMAL, NORMAL)])
+    assert [e.outcome for e in batch] == ["ok", "timeout", "ok", "ok"]
+    assert "killed" in batch[1].error
+    assert sandbox.child_starts == 2
+
+
+def test_the_total_budget_ends_a_batch_as_it_ends_one_query_at_a_time(demo):
+    with Sandbox(Limits(query_seconds=0.2, total_seconds=0.5)) as sandbox:
+        batch = sandbox.execute_many([Query(demo, INFINITE_CTE)] * 4 + [Query(demo, NORMAL)])
+        assert [e.outcome for e in batch] == ["timeout"] * 5
+        assert "total time budget" in batch[-1].error
+        assert 0.5 <= sandbox.spent_seconds < 1.0
+        assert sandbox.execute_many([Query(demo, NORMAL, budgeted=False)])[0].rows == ((6,),)
 
 
 def test_rows_beyond_the_cap_are_a_resource_limit(demo):
