@@ -62,6 +62,8 @@ def results_match(
 
 def results_match_strict(gold_rows: Sequence[Row], pred_rows: Sequence[Row]) -> bool:
     """EA-strict: the same rows in the same order, columns in the same order (numbers within tolerance)."""
+    if tuple(gold_rows) == tuple(pred_rows):  # equal values are equal within any tolerance
+        return True
     return len(gold_rows) == len(pred_rows) and all(
         _rows_equal(_canonical_row(gold), _canonical_row(pred))
         for gold, pred in zip(gold_rows, pred_rows, strict=True)

@@ -34,6 +34,7 @@ import marshal
 import math
 import os
 import resource
+import select
 import shutil
 import signal
 import socket
@@ -60,7 +61,7 @@ _PROGRESS_STEPS = 1000  # VM instructions between two looks at the clock
 _CHILD_START_SECONDS = 60.0
 # Queries in flight at once, and their SQL characters (at most 4 bytes each in UTF-8): far below what the
 # pipe holds (about 200 kB), so that sending never blocks while the child is busy sending a large answer.
-_PIPELINE_DEPTH = 32
+_PIPELINE_DEPTH = 16
 _PIPELINE_CHARS = 16_000
 # The child is a fresh interpreter, not a fork (no inherited threads, locks or memory) and not
 # multiprocessing's spawn (which would run the parent's __main__ again). It gets the parent's sys.path.
@@ -149,6 +150,7 @@ class Sandbox:
         self._directory: tempfile.TemporaryDirectory[str] | None = None
         self._process: subprocess.Popen[bytes] | None = None
         self._channel: Connection | None = None
+        self._answers = select.poll()
         self._spawned_at = 0.0
         self._started = 0.0  # when the child could start the oldest query in flight
         self._ready = False
@@ -258,7 +260,7 @@ class Sandbox:
         assert self._channel is not None
         try:
             wait = started + oldest.seconds + self.limits.kill_grace_seconds - time.perf_counter()
-            if self._channel.poll(max(wait, 0.0)):
+            if self._answers.poll(max(math.ceil(wait * 1000), 0)):
                 execution = Execution(*marshal.loads(self._channel.recv_bytes()))
             else:
                 self._stop_child()
@@ -318,6 +320,9 @@ class Sandbox:
             )
         self._channel = Connection(parent_socket.detach())
         self._channel.send_bytes(marshal.dumps(dataclasses.astuple(self.limits)))
+        # One poll object for the child's life: Connection.poll builds a selector on every call.
+        self._answers = select.poll()
+        self._answers.register(self._channel.fileno(), select.POLLIN)
         self._ready = False
 
     def _await_child(self) -> None:
