@@ -32,8 +32,7 @@ class Header:
 @dataclass(frozen=True)
 class Entry:
     row: ranking.Row
-    shown: bool
-    cells: str  # the row's <td>s, rendered once per version and language
+    shown: bool  # False when the visitor's filters hide it: it is sent all the same, hidden
 
 
 def _published_versions() -> list[BenchmarkVersion]:
@@ -59,15 +58,20 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
     board = ranking.leaderboard_for(version=version)
     view = RankingForm(request.GET, columns=[column.key for column in board.columns]).view()
     shown = {id(row) for row in ranking.filter_rows(board.rows, **view.filters)}
-    cells = dict(zip(map(id, board.rows), _row_cells(board), strict=True))
-    rows = ranking.sort_rows(board.rows, key=view.sort, descending=view.descending)
+    html = dict(zip(map(id, board.rows), _rows_html(board), strict=True))
+    entries = [
+        Entry(row, id(row) in shown)
+        for row in ranking.sort_rows(board.rows, key=view.sort, descending=view.descending)
+    ]
     context = {
         "versions": versions,
         "version": version,
         "board": board,
         "view": view,
         "headers": _headers(request, board, view),
-        "entries": [Entry(row, id(row) in shown, cells[id(row)]) for row in rows],
+        "entries": entries,
+        # Safe: each row was rendered, and escaped, by the row template.
+        "tbody": mark_safe("".join(_shown(html[id(e.row)], e.shown) for e in entries)),
         "shown_count": len(shown),
         "groups": list(ranking.COLUMN_GROUPS.items()),
         "weights_choices": Submission.Weights.choices,
@@ -92,16 +96,21 @@ def _headers(request: HttpRequest, board: ranking.Leaderboard, view: RankingView
     return headers
 
 
-def _row_cells(board: ranking.Leaderboard) -> list[str]:
-    """Each row's cells as HTML, in ranking order. Rendering a thousand rows takes the template engine
-    a good part of a second, so it is done once per version and language, then cached; a request only
-    orders the rows and marks those its filters hide."""
+def _rows_html(board: ranking.Leaderboard) -> list[str]:
+    """Each row's <tr> as HTML, in ranking order. Rendering a thousand rows takes the template engine
+    most of a second, so it is done once per version and language, then cached; a request only puts the
+    rows in its order and marks those its filters hide."""
 
     def build() -> list[str]:
         template = get_template("leaderboard/_ranking_row.html")
-        return [template.render({"row": row, "position": i}) for i, row in enumerate(board.rows)]
+        return [str(template.render({"row": row, "position": i})) for i, row in enumerate(board.rows)]
 
-    return [mark_safe(html) for html in ranking.cached(board.version, f"cells-{get_language()}", build)]
+    return ranking.cached(board.version, f"rows-html-{get_language()}", build)
+
+
+def _shown(html: str, shown: bool) -> str:
+    # The row template starts with "<tr" (and says so); the same cached row serves shown and hidden.
+    return html if shown else f"<tr hidden{html[3:]}"
 
 
 def _charts(board: ranking.Leaderboard) -> dict:

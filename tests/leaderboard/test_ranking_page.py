@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from datetime import date, timedelta
 
 import pytest
@@ -216,7 +215,7 @@ def test_filters_by_text_and_tags(client, board, params, expected):
     assert response.context["shown_count"] == len(expected)
     # Filtered rows are still sent, hidden, so that the browser can show them again without a request.
     assert len(names(response, shown_only=False)) == 5
-    assert len(re.findall(r"<tr [^>]*\bhidden>", response.content.decode())) == 5 - len(expected)
+    assert response.content.decode().count("<tr hidden") == 5 - len(expected)
 
 
 def test_the_filter_form_keeps_what_was_asked(client, board):
