@@ -365,10 +365,11 @@ def parameters(size: str) -> float | None:
     return float(match[1]) * _UNITS[match[2]] if match else None
 
 
-# The cache. Every leaderboard of a version (rows, charts, CSV, JSON) is stored under a key that holds
-# the version label and a token; `forget` replaces the token, which drops them all at once. A page that
-# was built from the old rows while a change was being committed stores under the old token, where
-# nobody looks any more, so it cannot bring a stale ranking back.
+# The cache. Everything cached for a version (its rows, the page's rows and charts per language, the
+# CSV, the JSON) is stored under a key that holds the version label and a token; `forget` replaces the
+# token, which drops them all at once. A value built while a change was being committed is stored under
+# the old token, where nobody looks any more, so it cannot bring a stale ranking back. Each entry is
+# built in one go from one reading of the rows, so that no entry mixes two states.
 
 CACHE_SECONDS = 3600
 _SCHEMA = 1  # bump when Row or Leaderboard change shape

@@ -1,7 +1,7 @@
 """The public leaderboard: the ranking page, its CSV export and the comparison of two submissions.
 
-These pages are public and indexable. The ranking page and the CSV read from the cached leaderboard
-(leaderboard/ranking.py), so they cost one query whatever the number of submissions.
+These pages are public and indexable. The ranking page and the CSV read from the cache (see
+leaderboard/ranking.py), so once warm they cost one query whatever the number of submissions.
 """
 
 from __future__ import annotations
@@ -55,10 +55,11 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
     version = _chosen_version(versions, request.GET.get("version"))
     if version is None:
         return render(request, "leaderboard/ranking.html", {"versions": versions, "version": None})
-    board = ranking.leaderboard_for(version=version)
+    page = _page(version)
+    board = page.board
     view = RankingForm(request.GET, columns=[column.key for column in board.columns]).view()
     shown = {id(row) for row in ranking.filter_rows(board.rows, **view.filters)}
-    html = dict(zip(map(id, board.rows), _rows_html(board), strict=True))
+    html = dict(zip(map(id, board.rows), page.rows_html, strict=True))
     entries = [
         Entry(row, id(row) in shown)
         for row in ranking.sort_rows(board.rows, key=view.sort, descending=view.descending)
@@ -76,7 +77,7 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
         "groups": list(ranking.COLUMN_GROUPS.items()),
         "weights_choices": Submission.Weights.choices,
         "approach_choices": Submission.Approach.choices,
-        "charts": _charts(board),
+        "charts": page.charts,
     }
     return render(request, "leaderboard/ranking.html", context)
 
@@ -96,33 +97,39 @@ def _headers(request: HttpRequest, board: ranking.Leaderboard, view: RankingView
     return headers
 
 
-def _rows_html(board: ranking.Leaderboard) -> list[str]:
-    """Each row's <tr> as HTML, in ranking order. Rendering a thousand rows takes the template engine
-    most of a second, so it is done once per version and language, then cached; a request only puts the
-    rows in its order and marks those its filters hide."""
+@dataclass(frozen=True)
+class Page:
+    """What every visitor of a version's leaderboard page gets, in one language: the rows, each row's
+    <tr> as HTML in ranking order, and the charts. Rendering a thousand rows takes the template engine
+    most of a second, so it is done once per version and language and cached; a request only puts the
+    rows in its order and marks those its filters hide. One cache entry, so that the HTML always
+    matches the rows."""
 
-    def build() -> list[str]:
+    board: ranking.Leaderboard
+    rows_html: list[str]
+    charts: dict
+
+
+def _page(version: BenchmarkVersion) -> Page:
+    def build() -> Page:
+        board = ranking.leaderboard_for(version=version)
         template = get_template("leaderboard/_ranking_row.html")
-        return [str(template.render({"row": row, "position": i})) for i, row in enumerate(board.rows)]
+        baseline = _("baseline")
+        return Page(
+            board=board,
+            rows_html=[str(template.render({"row": row, "position": i})) for i, row in enumerate(board.rows)],
+            charts={
+                "databases": charts.leaderboard_bars(board, baseline_label=baseline),
+                "progress": charts.best_over_time(board, best_label=_("best EA"), baseline_label=baseline),
+            },
+        )
 
-    return ranking.cached(board.version, f"rows-html-{get_language()}", build)
+    return ranking.cached(version.label, f"page-{get_language()}", build)
 
 
 def _shown(html: str, shown: bool) -> str:
     # The row template starts with "<tr" (and says so); the same cached row serves shown and hidden.
     return html if shown else f"<tr hidden{html[3:]}"
-
-
-def _charts(board: ranking.Leaderboard) -> dict:
-    # Cached per language: the legends carry translated words.
-    def build() -> dict:
-        baseline = _("baseline")
-        return {
-            "databases": charts.leaderboard_bars(board, baseline_label=baseline),
-            "progress": charts.best_over_time(board, best_label=_("best EA"), baseline_label=baseline),
-        }
-
-    return ranking.cached(board.version, f"charts-{get_language()}", build)
 
 
 @require_GET
