@@ -200,7 +200,10 @@ def _inside(ea: float, row: Row) -> bool:
 
 
 def baseline_overall(per_database: dict[str, float], question_counts: dict[str, int]) -> float:
-    """The overall EA of per-database numbers: their mean weighted by each database's questions."""
+    """The overall EA of per-database numbers: their mean weighted by each database's questions.
+
+    Every question of a database counts, those the portal excludes too: a paper scored them all.
+    """
     if not per_database:
         return 0.0
     weights = {slug: question_counts.get(slug, 0) for slug in per_database}
