@@ -154,6 +154,7 @@ def compare(request: HttpRequest) -> HttpResponse:
         submission.pk: submission
         for submission in Submission.objects.visible_to(request.user)
         .filter(pk__in=ids, status=Submission.Status.SCORED)
+        .defer("predictions", "outcomes")
         .select_related("version")
     }
     if len(found) < len(set(ids)):
