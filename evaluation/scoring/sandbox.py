@@ -132,6 +132,7 @@ class _InFlight(NamedTuple):
     seconds: float
     budgeted: bool
     chars: int
+    sent_at: float  # time.monotonic() just before the request was sent
 
 
 @dataclass(frozen=True)
@@ -152,7 +153,9 @@ class Sandbox:
         self._channel: Connection | None = None
         self._answers = select.poll()
         self._spawned_at = 0.0
-        self._started = 0.0  # when the child could start the oldest query in flight
+        # When the child finished its last answer, on its own clock: CLOCK_MONOTONIC is one clock for the
+        # whole machine on Linux. A query starts at that time or at its request, whichever is later.
+        self._free_at = -math.inf
         self._ready = False
 
     def __enter__(self) -> Sandbox:
@@ -217,8 +220,8 @@ class Sandbox:
                 query = queries[index]
                 if query.db_path not in paths:
                     paths[query.db_path] = self._copy(query.db_path).path
-                self._send(paths[query.db_path], query.sql, seconds, in_flight)
-                in_flight.append(_InFlight(index, seconds, query.budgeted, len(query.sql)))
+                sent_at = self._send(paths[query.db_path], query.sql, seconds, in_flight)
+                in_flight.append(_InFlight(index, seconds, query.budgeted, len(query.sql), sent_at))
         return cast(list[Execution], executions)  # every entry is set by now
 
     def _seconds_for(self, query: Query, in_flight: deque[_InFlight]) -> float | None:
@@ -239,41 +242,43 @@ class Sandbox:
                 return None
         return limits.query_seconds
 
-    def _send(self, path: str, sql: str, seconds: float, in_flight: deque[_InFlight]) -> None:
+    def _send(self, path: str, sql: str, seconds: float, in_flight: deque[_InFlight]) -> float:
+        """Send one request; returns when, before it went (the query cannot have started earlier)."""
         if not in_flight:
             if self._process is None or self._process.poll() is not None:
                 self._spawn_child()
             if not self._ready:
                 self._await_child()
         assert self._channel is not None
+        sent_at = time.monotonic()
         # If the child is gone, waiting for the oldest query in flight (this one, if alone) tells it.
         with contextlib.suppress(OSError):
             self._channel.send_bytes(marshal.dumps((path, sql, seconds)))
-        if not in_flight:
-            self._started = time.perf_counter()
+        return sent_at
 
     def _receive_oldest(
         self, in_flight: deque[_InFlight], todo: deque[int], executions: list[Execution | None]
     ) -> None:
         oldest = in_flight.popleft()
-        started = self._started
+        # Never later than the query's real start, so that neither its budget nor the total is undercounted.
+        started = max(oldest.sent_at, self._free_at)
         assert self._channel is not None
         try:
-            wait = started + oldest.seconds + self.limits.kill_grace_seconds - time.perf_counter()
+            wait = started + oldest.seconds + self.limits.kill_grace_seconds - time.monotonic()
             if self._answers.poll(max(math.ceil(wait * 1000), 0)):
-                execution = Execution(*marshal.loads(self._channel.recv_bytes()))
+                *answer, self._free_at = marshal.loads(self._channel.recv_bytes())
+                execution = Execution(*answer)
             else:
                 self._stop_child()
                 execution = Execution(
                     "timeout",
                     error=f"the query ran past its {oldest.seconds:g} s budget and was killed",
-                    elapsed=time.perf_counter() - started,
+                    elapsed=time.monotonic() - started,
                 )
         except (EOFError, OSError):
-            execution = self._child_lost(time.perf_counter() - started)
-        self._started = time.perf_counter()
+            execution = self._child_lost(time.monotonic() - started)
         if oldest.budgeted:
-            self._spent += self._started - started
+            self._spent += time.monotonic() - started
         executions[oldest.index] = execution
         if self._channel is None:  # the child is gone: the queries sent after this one go again
             todo.extendleft(reversed([query.index for query in in_flight]))
@@ -398,11 +403,12 @@ class _Worker:
         self.connections: dict[str, sqlite3.Connection] = {}
 
     def reply(self, path: str, sql: str, seconds: float) -> bytes:
+        """The execution's fields, then when the query ended (time.monotonic())."""
         result = self.run(path, sql, seconds)
-        payload = marshal.dumps(result)
+        payload = marshal.dumps((*result, time.monotonic()))
         if len(payload) > self.limits.max_result_bytes:
             message = f"the result is larger than {self.limits.max_result_bytes} bytes"
-            payload = marshal.dumps(("resource_limit", (), (), message, result[4]))
+            payload = marshal.dumps(("resource_limit", (), (), message, result[4], time.monotonic()))
         return payload
 
     def run(self, path: str, sql: str, seconds: float) -> tuple:
