@@ -29,19 +29,7 @@ class SubmissionForm(forms.ModelForm):
 
     class Meta:
         model = Submission
-        fields = [
-            "model_name",
-            "team",
-            "description",
-            "model_size",
-            "weights",
-            "approach",
-            "dialect",
-            "paper_url",
-            "code_url",
-            "spider_dev_ea",
-            "is_public",
-        ]
+        fields = Submission.MODEL_CARD_FIELDS
         widgets = {"description": forms.Textarea(attrs={"rows": 3})}
 
     # Choices a script may leave out; they take the model card's defaults.

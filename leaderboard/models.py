@@ -121,6 +121,21 @@ class Submission(models.Model):
 
     objects = SubmissionQuerySet.as_manager()
 
+    # What the uploader says about the system, in the order the form asks for it.
+    MODEL_CARD_FIELDS = (
+        "model_name",
+        "team",
+        "description",
+        "model_size",
+        "weights",
+        "approach",
+        "dialect",
+        "paper_url",
+        "code_url",
+        "spider_dev_ea",
+        "is_public",
+    )
+
     class Meta:
         ordering = ["-created_at"]
         indexes = [models.Index(fields=["version", "status", "is_public", "is_hidden"])]

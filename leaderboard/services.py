@@ -23,20 +23,6 @@ from leaderboard.models import Baseline, Submission
 
 logger = logging.getLogger(__name__)
 
-MODEL_CARD_FIELDS = (
-    "model_name",
-    "team",
-    "description",
-    "model_size",
-    "weights",
-    "approach",
-    "paper_url",
-    "code_url",
-    "dialect",
-    "is_public",
-    "spider_dev_ea",
-)
-
 
 class QuotaExceeded(Exception):
     """The user has used up a submission quota; the message says which and when it frees up."""
@@ -73,7 +59,7 @@ def submission_create(*, user, version: BenchmarkVersion, upload: Upload, model_
             file_format=predictions.format,
             missing_count=len(predictions.missing),
             scorer_version=SCORER_VERSION,
-            **{name: model_card[name] for name in MODEL_CARD_FIELDS if name in model_card},
+            **{name: model_card[name] for name in Submission.MODEL_CARD_FIELDS if name in model_card},
         )
         transaction.on_commit(lambda: submission_enqueue(submission=submission))
     return submission
