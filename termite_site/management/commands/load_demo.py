@@ -6,7 +6,9 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
+from evaluation.models import BenchmarkVersion
 from evaluation.services import demo_benchmark_load
+from leaderboard.services import demo_submissions_load
 from termite_site.accounts.models import User
 
 DEMO_ADMIN = "admin"
@@ -28,8 +30,11 @@ class Command(BaseCommand):
             version = demo_benchmark_load()
         if version is None:
             self.stdout.write("Demo benchmark: already loaded.")
+            version = BenchmarkVersion.objects.get(label="demo-1.0")
         else:
             self.stdout.write(f"Demo benchmark: loaded {version} ({version.questions.count()} questions).")
+        made = demo_submissions_load(version=version)
+        self.stdout.write(f"Demo submissions: {made} scored." if made else "Demo submissions: already there.")
         self.stdout.write(self.style.SUCCESS(f"Demo admin: username {DEMO_ADMIN!r}, password {password!r}"))
 
     def _demo_admin_password(self) -> str:
