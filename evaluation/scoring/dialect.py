@@ -24,12 +24,11 @@ import functools
 import re
 import sqlite3
 from bisect import bisect_right
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import sqlglot
 from sqlglot import exp
-from sqlglot.dialects.sqlite import SQLite
 from sqlglot.errors import ErrorLevel, ParseError, SqlglotError, TokenError
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
@@ -216,21 +215,20 @@ def read_schema(conn: sqlite3.Connection) -> dict[str, dict[str, str]]:
     }
 
 
-# --- The SQLite generator for MySQL functions ------------------------------------------------------------
+# --- MySQL's functions and operators as SQLite expressions ----------------------------------------------
 
-
-# MySQL date parts as SQLite computes them; `{}` is the date.
+# MySQL date parts as SQLite computes them: the STRFTIME format of the number, and what is done with it.
 _DATE_PARTS = {
-    "YEAR": "CAST(STRFTIME('%Y', {}) AS INTEGER)",
-    "MONTH": "CAST(STRFTIME('%m', {}) AS INTEGER)",
-    "DAY": "CAST(STRFTIME('%d', {}) AS INTEGER)",
-    "HOUR": "CAST(STRFTIME('%H', {}) AS INTEGER)",
-    "MINUTE": "CAST(STRFTIME('%M', {}) AS INTEGER)",
-    "SECOND": "CAST(STRFTIME('%S', {}) AS INTEGER)",
-    "DAYOFYEAR": "CAST(STRFTIME('%j', {}) AS INTEGER)",
-    "DAYOFWEEK": "(CAST(STRFTIME('%w', {}) AS INTEGER) + 1)",
-    "WEEKDAY": "((CAST(STRFTIME('%w', {}) AS INTEGER) + 6) % 7)",
-    "QUARTER": "((CAST(STRFTIME('%m', {}) AS INTEGER) + 2) / 3)",
+    "YEAR": "%Y",
+    "MONTH": "%m",
+    "DAY": "%d",
+    "HOUR": "%H",
+    "MINUTE": "%M",
+    "SECOND": "%S",
+    "DAYOFYEAR": "%j",
+    "DAYOFWEEK": "%w",  # + 1
+    "WEEKDAY": "%w",  # (+ 6) % 7
+    "QUARTER": "%m",  # (+ 2) / 3
 }
 _DATE_PART_NODES = {
     exp.Year: "YEAR",
@@ -244,88 +242,129 @@ _DATE_PART_NODES = {
     exp.DayOfWeek: "DAYOFWEEK",
     exp.Quarter: "QUARTER",
 }
-_NOW = "DATETIME('now', 'localtime')"
+_NOW_FUNCTIONS = ("NOW", "SYSDATE", "LOCALTIME", "LOCALTIMESTAMP")
+
+
+def with_sqlite_functions(tree: exp.Expression) -> exp.Expression:
+    """The tree with MySQL's date functions and operators replaced by SQLite expressions of the same
+    meaning, for SQLite's own generator; changed in place, and the new root returned.
+
+    Arguments are rewritten before the calls around them (children come before their parents).
+    """
+    for node in reversed(list(tree.walk(bfs=False))):
+        replacement = _sqlite_function(node)
+        if replacement is not node:
+            if node is tree:
+                tree = replacement
+            else:
+                node.replace(replacement)
+    return tree
+
+
+def _sqlite_function(node: exp.Expression) -> exp.Expression:
+    """What SQLite must compute for `node`, or `node` itself when SQLite's generator already says it."""
+    kind = type(node)
+    part = _DATE_PART_NODES.get(kind)
+    if part is not None:
+        return _date_part(part, node.this)
+    if kind is exp.Extract:
+        part = _unit(node, "this")
+        if part not in _DATE_PARTS:
+            raise TranspileError(f"EXTRACT({part} FROM ...) is not supported")
+        return _date_part(part, node.expression)
+    if kind is exp.CurrentDate:
+        return _call("DATE", exp.Literal.string("now"), exp.Literal.string("localtime"))
+    if kind is exp.CurrentTimestamp:
+        return _now()
+    if kind is exp.CurrentTime:
+        return _call("TIME", exp.Literal.string("now"), exp.Literal.string("localtime"))
+    if kind is exp.DateDiff:
+        days = exp.Sub(
+            this=_call("JULIANDAY", _call("DATE", node.this)),
+            expression=_call("JULIANDAY", _call("DATE", node.expression)),
+        )
+        return _integer(days)
+    if kind is exp.TimestampDiff:
+        return _call("MYSQL_TIMESTAMPDIFF", exp.Literal.string(_unit(node)), node.expression, node.this)
+    if kind is exp.DateAdd:
+        return _date_add(node.this, node.expression, _unit(node))
+    if kind is exp.DateSub:
+        return _date_add(node.this, exp.Neg(this=node.expression), _unit(node))
+    if kind is exp.Add:
+        interval, value = _interval_operands(node)
+        return node if interval is None else _date_add(value, interval.this, _unit(interval))
+    if kind is exp.Sub and isinstance(node.expression, exp.Interval):
+        interval = node.expression
+        return _date_add(node.this, exp.Neg(this=interval.this), _unit(interval))
+    if kind is exp.LastDay:
+        months = ("start of month", "+1 month", "-1 day")
+        return _call("DATE", node.this, *map(exp.Literal.string, months))
+    if kind is exp.Left:
+        return _call("SUBSTR", node.this, exp.Literal.number(1), node.expression)
+    if kind is exp.Right:
+        length = node.expression
+        return _call("SUBSTR", node.this, exp.Neg(this=exp.Paren(this=length.copy())), length)
+    if kind is exp.Trunc:
+        return _call("MYSQL_TRUNCATE", node.this, node.args.get("decimals") or exp.Literal.number(0))
+    if kind is exp.ConcatWs:
+        return _call("MYSQL_CONCAT_WS", *node.expressions)
+    if kind is exp.Xor:
+        return exp.Paren(this=exp.NEQ(this=_is_true(node.this), expression=_is_true(node.expression)))
+    if kind is exp.Anonymous:
+        return _anonymous(node)
+    return node
+
+
+def _anonymous(node: exp.Anonymous) -> exp.Expression:
+    name = node.name.upper()
+    arguments = node.expressions
+    if name in _NOW_FUNCTIONS and not arguments:
+        return _now()
+    if name == "WEEKDAY" and len(arguments) == 1:
+        return _date_part(name, arguments[0])
+    if name == "MID" and len(arguments) in (2, 3):
+        return _call("SUBSTR", *arguments)
+    return node
+
+
+def _date_part(part: str, value: exp.Expression) -> exp.Expression:
+    number = _integer(_call("STRFTIME", exp.Literal.string(_DATE_PARTS[part]), value))
+    if part == "DAYOFWEEK":
+        return exp.Paren(this=exp.Add(this=number, expression=exp.Literal.number(1)))
+    if part == "WEEKDAY":
+        shifted = exp.Paren(this=exp.Add(this=number, expression=exp.Literal.number(6)))
+        return exp.Paren(this=exp.Mod(this=shifted, expression=exp.Literal.number(7)))
+    if part == "QUARTER":
+        shifted = exp.Paren(this=exp.Add(this=number, expression=exp.Literal.number(2)))
+        # typed: an integer division, which SQLite's `/` of two integers is
+        return exp.Paren(this=exp.Div(this=shifted, expression=exp.Literal.number(3), typed=True))
+    return number
+
+
+def _date_add(value: exp.Expression, amount: exp.Expression, unit: str) -> exp.Expression:
+    if unit not in MONTHS_PER_UNIT and unit not in MICROSECONDS_PER_UNIT:
+        raise TranspileError(f"the interval unit {unit} is not supported")
+    return _call("MYSQL_DATE_ADD", value, amount, exp.Literal.string(unit))
+
+
+def _is_true(value: exp.Expression) -> exp.Expression:
+    return exp.Paren(this=exp.NEQ(this=exp.Paren(this=value), expression=exp.Literal.number(0)))
+
+
+def _now() -> exp.Expression:
+    return _call("DATETIME", exp.Literal.string("now"), exp.Literal.string("localtime"))
+
+
+def _call(name: str, *arguments: exp.Expression) -> exp.Anonymous:
+    return exp.Anonymous(this=name, expressions=list(arguments))
+
+
+def _integer(value: exp.Expression) -> exp.Cast:
+    return exp.Cast(this=value, to=exp.DataType.build("INTEGER"))
 
 
 def _unit(node: exp.Expression, key: str = "unit") -> str:
     return node.text(key).upper().removeprefix("SQL_TSI_")
-
-
-def _date_part_sql(part: str) -> Callable[[SQLite.Generator, exp.Expression], str]:
-    def generate(self: SQLite.Generator, node: exp.Expression) -> str:
-        return _DATE_PARTS[part].format(self.sql(node, "this"))
-
-    return generate
-
-
-class MySQLOnSQLite(SQLite):
-    """SQLite, generating MySQL's date functions and operators with MySQL's meaning."""
-
-    class Generator(SQLite.Generator):
-        TRANSFORMS = {
-            **SQLite.Generator.TRANSFORMS,
-            **{node: _date_part_sql(part) for node, part in _DATE_PART_NODES.items()},
-            exp.CurrentDate: lambda self, e: "DATE('now', 'localtime')",
-            exp.CurrentTimestamp: lambda self, e: _NOW,
-            exp.CurrentTime: lambda self, e: "TIME('now', 'localtime')",
-            exp.DateDiff: lambda self, e: (
-                f"CAST(JULIANDAY(DATE({self.sql(e, 'this')})) - JULIANDAY(DATE({self.sql(e, 'expression')}))"
-                " AS INTEGER)"
-            ),
-            exp.TimestampDiff: lambda self, e: (
-                f"MYSQL_TIMESTAMPDIFF('{_unit(e)}', {self.sql(e, 'expression')}, {self.sql(e, 'this')})"
-            ),
-            exp.DateAdd: lambda self, e: self.date_add(e.this, e.expression, _unit(e)),
-            exp.DateSub: lambda self, e: self.date_add(e.this, exp.Neg(this=e.expression), _unit(e)),
-            exp.LastDay: lambda self, e: (
-                f"DATE({self.sql(e, 'this')}, 'start of month', '+1 month', '-1 day')"
-            ),
-            exp.Left: lambda self, e: f"SUBSTR({self.sql(e, 'this')}, 1, {self.sql(e, 'expression')})",
-            exp.Right: lambda self, e: (
-                f"SUBSTR({self.sql(e, 'this')}, -({self.sql(e, 'expression')}), {self.sql(e, 'expression')})"
-            ),
-            exp.Trunc: lambda self, e: (
-                f"MYSQL_TRUNCATE({self.sql(e, 'this')}, {self.sql(e, 'decimals') or 0})"
-            ),
-            exp.ConcatWs: lambda self, e: self.func("MYSQL_CONCAT_WS", *e.expressions),
-            exp.Xor: lambda self, e: (
-                f"((({self.sql(e, 'this')}) <> 0) <> (({self.sql(e, 'expression')}) <> 0))"
-            ),
-        }
-
-        def date_add(self, value: exp.Expression, amount: exp.Expression, unit: str) -> str:
-            if unit not in MONTHS_PER_UNIT and unit not in MICROSECONDS_PER_UNIT:
-                raise TranspileError(f"the interval unit {unit} is not supported")
-            return f"MYSQL_DATE_ADD({self.sql(value)}, {self.sql(amount)}, '{unit}')"
-
-        def extract_sql(self, expression: exp.Extract) -> str:
-            unit = _unit(expression, "this")
-            if unit not in _DATE_PARTS:
-                raise TranspileError(f"EXTRACT({unit} FROM ...) is not supported")
-            return _DATE_PARTS[unit].format(self.sql(expression, "expression"))
-
-        def add_sql(self, expression: exp.Add) -> str:
-            interval, value = _interval_operands(expression)
-            if interval is None:
-                return super().add_sql(expression)
-            return self.date_add(value, interval.this, _unit(interval))
-
-        def sub_sql(self, expression: exp.Sub) -> str:
-            interval = expression.expression
-            if not isinstance(interval, exp.Interval):
-                return super().sub_sql(expression)
-            return self.date_add(expression.this, exp.Neg(this=interval.this), _unit(interval))
-
-        def anonymous_sql(self, expression: exp.Anonymous) -> str:
-            name = expression.name.upper()
-            arguments = [self.sql(argument) for argument in expression.expressions]
-            if name in ("NOW", "SYSDATE", "LOCALTIME", "LOCALTIMESTAMP") and not arguments:
-                return _NOW
-            if name == "WEEKDAY" and len(arguments) == 1:
-                return _DATE_PARTS[name].format(arguments[0])
-            if name == "MID" and len(arguments) in (2, 3):
-                return f"SUBSTR({', '.join(arguments)})"
-            return super().anonymous_sql(expression)
 
 
 def _interval_operands(node: exp.Add) -> tuple[exp.Interval | None, exp.Expression]:
@@ -695,8 +734,9 @@ def _to_sqlite(sql: str, source: str, schema: _FrozenSchema) -> str:
     rewriter = _Rewriter(ColumnResolver(_types(schema)))
     rewriter.plan(tree)
     rewriter.apply()
+    tree = with_sqlite_functions(tree)
     try:
-        return tree.sql(dialect=MySQLOnSQLite, copy=False, unsupported_level=ErrorLevel.RAISE)
+        return tree.sql(dialect="sqlite", copy=False, unsupported_level=ErrorLevel.RAISE)
     except SqlglotError as error:
         raise TranspileError(f"cannot express the query in SQLite: {_first_line(error)}") from None
 

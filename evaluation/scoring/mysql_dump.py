@@ -28,13 +28,13 @@ from sqlglot.optimizer.scope import Scope, traverse_scope
 
 from evaluation.scoring.dialect import (
     ColumnResolver,
-    MySQLOnSQLite,
     SqlType,
     Statement,
     parse_one,
     scope_sources,
     split_statements,
     type_of_declared,
+    with_sqlite_functions,
 )
 from evaluation.scoring.functions import as_text, normalise_temporal
 
@@ -272,7 +272,7 @@ class _Table:
 
 
 def _sqlite_sql(node: exp.Expression) -> str:
-    return node.sql(dialect=MySQLOnSQLite)
+    return with_sqlite_functions(node.copy()).sql(dialect="sqlite")
 
 
 def _is_case_insensitive(collation: str | None) -> bool:
