@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import zipfile
+from pathlib import Path
 
 import pytest
 
@@ -56,3 +57,47 @@ def test_a_visitor_signs_up_submits_and_watches_the_results_arrive(live_portal, 
     assert page.inner_text("#ea") == "100.0"
     page.wait_for_selector("#results-chart .main-svg")
     screenshot(page, "1-results")
+
+
+def test_the_submission_appears_on_the_leaderboard_which_sorts_filters_exports_and_speaks_italian(
+    live_portal, page, screenshot, owner, make_submission, gold, tmp_path
+):
+    from leaderboard.services import submission_score
+
+    scored = {}
+    for name, predictions in {
+        "Modello pubblico": gold,
+        "Modello debole": {qid: "SELECT 1" for qid in gold},
+    }.items():
+        submission = make_submission(model_name=name, is_public=True, predictions=predictions)
+        submission_score(submission_id=submission.pk)
+        scored[name] = submission
+
+    page.goto(f"{live_portal}/leaderboard/")
+    rows = page.locator("#leaderboard tbody tr:not([hidden])")
+    assert rows.count() == 2
+    assert "Modello pubblico" in rows.nth(0).inner_text()
+
+    # Sorting by EA ascending puts the weaker system first.
+    page.click("#leaderboard th[data-key='ea'] a")
+    page.click("#leaderboard th[data-key='ea'] a")
+    page.wait_for_function(
+        "document.querySelector('#leaderboard tbody tr:not([hidden])').innerText.includes('Modello debole')"
+    )
+
+    # Filtering by text (live, as one types) leaves one row.
+    page.fill("#leaderboard-filters input[name='q']", "pubblico")
+    page.wait_for_function("document.querySelectorAll('#leaderboard tbody tr:not([hidden])').length === 1")
+    assert "Modello pubblico" in page.inner_text("#leaderboard tbody tr:not([hidden])")
+
+    with page.expect_download() as download:
+        page.click("#export-csv")
+    csv_text = Path(download.value.path()).read_text(encoding="utf-8")
+    assert "Modello pubblico" in csv_text and "Modello debole" in csv_text
+    assert csv_text.splitlines()[0].startswith("rank,")
+
+    page.select_option("#language", "it")
+    page.wait_for_selector("html[lang='it']")
+    assert "Esci" not in page.inner_text("nav")  # anonymous here: the Italian log-in link instead
+    assert "Accedi" in page.inner_text("nav")
+    screenshot(page, "2-leaderboard-it")
