@@ -94,7 +94,9 @@ def best_over_time(board: Leaderboard, *, best_label: str, baseline_label: str) 
             if row.baseline
         ),
     ]
-    figure = go.Figure(data=traces, layout={**_LAYOUT, "xaxis": {"type": "date"}})
+    # Whole days: submissions minutes apart must not stretch the axis into milliseconds.
+    xaxis = {"type": "date", "tickformat": "%Y-%m-%d", "dtick": 86_400_000}
+    figure = go.Figure(data=traces, layout={**_LAYOUT, "xaxis": xaxis})
     return json.loads(figure.to_json())
 
 
