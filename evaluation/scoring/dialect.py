@@ -24,8 +24,9 @@ import functools
 import re
 import sqlite3
 from bisect import bisect_right
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import sqlglot
 from sqlglot import exp
@@ -252,7 +253,8 @@ def with_sqlite_functions(tree: exp.Expression) -> exp.Expression:
     Arguments are rewritten before the calls around them (children come before their parents).
     """
     for node in reversed(list(tree.walk(bfs=False))):
-        replacement = _sqlite_function(node)
+        rewrite = _REWRITES.get(type(node))
+        replacement = node if rewrite is None else rewrite(node)
         if replacement is not node:
             if node is tree:
                 tree = replacement
@@ -261,58 +263,36 @@ def with_sqlite_functions(tree: exp.Expression) -> exp.Expression:
     return tree
 
 
-def _sqlite_function(node: exp.Expression) -> exp.Expression:
-    """What SQLite must compute for `node`, or `node` itself when SQLite's generator already says it."""
-    kind = type(node)
-    part = _DATE_PART_NODES.get(kind)
-    if part is not None:
-        return _date_part(part, node.this)
-    if kind is exp.Extract:
-        part = _unit(node, "this")
-        if part not in _DATE_PARTS:
-            raise TranspileError(f"EXTRACT({part} FROM ...) is not supported")
-        return _date_part(part, node.expression)
-    if kind is exp.CurrentDate:
-        return _call("DATE", exp.Literal.string("now"), exp.Literal.string("localtime"))
-    if kind is exp.CurrentTimestamp:
-        return _now()
-    if kind is exp.CurrentTime:
-        return _call("TIME", exp.Literal.string("now"), exp.Literal.string("localtime"))
-    if kind is exp.DateDiff:
-        days = exp.Sub(
-            this=_call("JULIANDAY", _call("DATE", node.this)),
-            expression=_call("JULIANDAY", _call("DATE", node.expression)),
-        )
-        return _integer(days)
-    if kind is exp.TimestampDiff:
-        return _call("MYSQL_TIMESTAMPDIFF", exp.Literal.string(_unit(node)), node.expression, node.this)
-    if kind is exp.DateAdd:
-        return _date_add(node.this, node.expression, _unit(node))
-    if kind is exp.DateSub:
-        return _date_add(node.this, exp.Neg(this=node.expression), _unit(node))
-    if kind is exp.Add:
-        interval, value = _interval_operands(node)
-        return node if interval is None else _date_add(value, interval.this, _unit(interval))
-    if kind is exp.Sub and isinstance(node.expression, exp.Interval):
-        interval = node.expression
-        return _date_add(node.this, exp.Neg(this=interval.this), _unit(interval))
-    if kind is exp.LastDay:
-        months = ("start of month", "+1 month", "-1 day")
-        return _call("DATE", node.this, *map(exp.Literal.string, months))
-    if kind is exp.Left:
-        return _call("SUBSTR", node.this, exp.Literal.number(1), node.expression)
-    if kind is exp.Right:
-        length = node.expression
-        return _call("SUBSTR", node.this, exp.Neg(this=exp.Paren(this=length.copy())), length)
-    if kind is exp.Trunc:
-        return _call("MYSQL_TRUNCATE", node.this, node.args.get("decimals") or exp.Literal.number(0))
-    if kind is exp.ConcatWs:
-        return _call("MYSQL_CONCAT_WS", *node.expressions)
-    if kind is exp.Xor:
-        return exp.Paren(this=exp.NEQ(this=_is_true(node.this), expression=_is_true(node.expression)))
-    if kind is exp.Anonymous:
-        return _anonymous(node)
-    return node
+def _extract(node: exp.Extract) -> exp.Expression:
+    part = _unit(node, "this")
+    if part not in _DATE_PARTS:
+        raise TranspileError(f"EXTRACT({part} FROM ...) is not supported")
+    return _date_part(part, node.expression)
+
+
+def _date_diff(node: exp.DateDiff) -> exp.Expression:
+    days = exp.Sub(
+        this=_call("JULIANDAY", _call("DATE", node.this)),
+        expression=_call("JULIANDAY", _call("DATE", node.expression)),
+    )
+    return _integer(days)
+
+
+def _add(node: exp.Add) -> exp.Expression:
+    interval, value = _interval_operands(node)
+    return node if interval is None else _date_add(value, interval.this, _unit(interval))
+
+
+def _sub(node: exp.Sub) -> exp.Expression:
+    interval = node.expression
+    if not isinstance(interval, exp.Interval):
+        return node
+    return _date_add(node.this, exp.Neg(this=interval.this), _unit(interval))
+
+
+def _right(node: exp.Right) -> exp.Expression:
+    length = node.expression
+    return _call("SUBSTR", node.this, exp.Neg(this=exp.Paren(this=length.copy())), length)
 
 
 def _anonymous(node: exp.Anonymous) -> exp.Expression:
@@ -361,6 +341,38 @@ def _call(name: str, *arguments: exp.Expression) -> exp.Anonymous:
 
 def _integer(value: exp.Expression) -> exp.Cast:
     return exp.Cast(this=value, to=exp.DataType.build("INTEGER"))
+
+
+# What SQLite must compute for a node of each of these types (the node itself when SQLite's generator
+# already says it); nodes of any other type stay as they are.
+_REWRITES: dict[type[exp.Expression], Callable[[Any], exp.Expression]] = {
+    **dict.fromkeys(_DATE_PART_NODES, lambda node: _date_part(_DATE_PART_NODES[type(node)], node.this)),
+    exp.Extract: _extract,
+    exp.CurrentDate: lambda _: _call("DATE", exp.Literal.string("now"), exp.Literal.string("localtime")),
+    exp.CurrentTimestamp: lambda _: _now(),
+    exp.CurrentTime: lambda _: _call("TIME", exp.Literal.string("now"), exp.Literal.string("localtime")),
+    exp.DateDiff: _date_diff,
+    exp.TimestampDiff: lambda node: _call(
+        "MYSQL_TIMESTAMPDIFF", exp.Literal.string(_unit(node)), node.expression, node.this
+    ),
+    exp.DateAdd: lambda node: _date_add(node.this, node.expression, _unit(node)),
+    exp.DateSub: lambda node: _date_add(node.this, exp.Neg(this=node.expression), _unit(node)),
+    exp.Add: _add,
+    exp.Sub: _sub,
+    exp.LastDay: lambda node: _call(
+        "DATE", node.this, *map(exp.Literal.string, ("start of month", "+1 month", "-1 day"))
+    ),
+    exp.Left: lambda node: _call("SUBSTR", node.this, exp.Literal.number(1), node.expression),
+    exp.Right: _right,
+    exp.Trunc: lambda node: _call(
+        "MYSQL_TRUNCATE", node.this, node.args.get("decimals") or exp.Literal.number(0)
+    ),
+    exp.ConcatWs: lambda node: _call("MYSQL_CONCAT_WS", *node.expressions),
+    exp.Xor: lambda node: exp.Paren(
+        this=exp.NEQ(this=_is_true(node.this), expression=_is_true(node.expression))
+    ),
+    exp.Anonymous: _anonymous,
+}
 
 
 def _unit(node: exp.Expression, key: str = "unit") -> str:
