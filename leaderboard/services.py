@@ -12,6 +12,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from evaluation.models import BenchmarkVersion
 from evaluation.predictions import parse_predictions
@@ -69,11 +70,16 @@ def _check_quota(*, user, version: BenchmarkVersion) -> None:
     quota = selectors.quota_for(user=user, version=version)
     if quota.used_today >= quota.per_day:
         raise QuotaExceeded(
-            f"You have used your {quota.per_day} submissions of the last 24 hours; the next one frees up at "
-            f"{quota.next_free_at:%Y-%m-%d %H:%M} UTC."
+            _(
+                "You have used your %(n)s submissions of the last 24 hours; the next one frees up at %(when)s UTC."
+            )
+            % {"n": quota.per_day, "when": f"{quota.next_free_at:%Y-%m-%d %H:%M}"}
         )
     if quota.used_for_version >= quota.per_version:
-        raise QuotaExceeded(f"You have used all {quota.per_version} submissions allowed for {version}.")
+        raise QuotaExceeded(
+            _("You have used all %(n)s submissions allowed for %(version)s.")
+            % {"n": quota.per_version, "version": version}
+        )
 
 
 def submission_enqueue(*, submission: Submission) -> bool:

@@ -96,6 +96,7 @@ def submission_status(request: HttpRequest, pk: int) -> JsonResponse:
         {
             "id": submission.pk,
             "status": submission.status,
+            "status_label": submission.get_status_display(),
             "finished": submission.is_finished,
             "error": submission.failure_reason or None,
         }

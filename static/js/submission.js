@@ -32,7 +32,7 @@
       .then(function (response) { return response.json(); })
       .then(function (status) {
         var badge = document.getElementById("status");
-        badge.textContent = status.status;
+        badge.textContent = status.status_label;
         badge.className = "badge status-" + status.status;
         if (status.finished) { return showFinished(); }
         delay = Math.min(delay * 1.5, 10000);

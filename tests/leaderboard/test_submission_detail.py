@@ -88,7 +88,13 @@ def test_the_status_endpoint_reports_progress_for_the_page_to_poll(client, owner
     submission = make_submission()
     client.force_login(owner)
     status = client.get(reverse("leaderboard:submission_status", args=[submission.pk])).json()
-    assert status == {"id": submission.pk, "status": "queued", "finished": False, "error": None}
+    assert status == {
+        "id": submission.pk,
+        "status": "queued",
+        "status_label": "queued",
+        "finished": False,
+        "error": None,
+    }
     submission_score(submission_id=submission.pk)
     status = client.get(reverse("leaderboard:submission_status", args=[submission.pk])).json()
     assert status["status"] == "scored" and status["finished"]
