@@ -45,3 +45,18 @@ TERMITE_PASSWORD = "youshallnotpass"
 def termite_archive_path() -> Path:
     """The real Termite archive, beside the checkout as CI lays it out (or TERMITE_ARCHIVE)."""
     return Path(os.environ.get("TERMITE_ARCHIVE", ROOT.parent / "shared" / "termite" / "Termite.zip"))
+
+
+# The question count of each of the ten Termite databases, as the archive's README gives them.
+TERMITE_QUESTIONS_PER_DATABASE = {
+    "bowling": 24,
+    "galleria": 23,
+    "pratica": 22,
+    "coronavirus": 20,
+    "farma": 20,
+    "farmacia": 20,
+    "centri": 19,
+    "hackathon": 19,
+    "recensioni": 18,
+    "voli": 17,
+}

@@ -13,22 +13,9 @@ from django.core.management import CommandError, call_command
 from evaluation.models import BenchmarkVersion, Database, Question, ValidationReport
 from evaluation.services import databases_dir
 from tests.evaluation.gold_leaks import assert_no_gold, gold_texts
-from tests.services import TERMITE_PASSWORD
+from tests.services import TERMITE_PASSWORD, TERMITE_QUESTIONS_PER_DATABASE
 
 pytestmark = [pytest.mark.django_db, pytest.mark.termite_archive]
-
-QUESTIONS_PER_DATABASE = {
-    "bowling": 24,
-    "galleria": 23,
-    "pratica": 22,
-    "coronavirus": 20,
-    "farma": 20,
-    "farmacia": 20,
-    "centri": 19,
-    "hackathon": 19,
-    "recensioni": 18,
-    "voli": 17,
-}
 
 
 def import_archive(path, *extra) -> str:
@@ -49,7 +36,7 @@ def test_the_archive_imports_ten_databases_and_202_questions(termite_archive, wi
     version = BenchmarkVersion.objects.get(label="1.0")
     assert version.is_published
     counts = {db.slug: db.questions.count() for db in version.databases.all()}
-    assert counts == QUESTIONS_PER_DATABASE
+    assert counts == TERMITE_QUESTIONS_PER_DATABASE
     assert version.questions.count() == 202
     assert sum(db.table_count for db in version.databases.all()) == 40
     assert all(db.sqlite_path.is_file() for db in version.databases.all())

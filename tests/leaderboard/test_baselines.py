@@ -17,24 +17,11 @@ from tests.leaderboard.scored import scored_fields
 
 pytestmark = pytest.mark.django_db
 
-# The question counts of the ten Termite databases, as the real archive has them.
-QUESTIONS = {
-    "bowling": 24,
-    "galleria": 23,
-    "pratica": 22,
-    "coronavirus": 20,
-    "farma": 20,
-    "farmacia": 20,
-    "centri": 19,
-    "hackathon": 19,
-    "recensioni": 18,
-    "voli": 17,
-}
 # Sum of (questions x EA) over the ten databases, divided by their 202 questions.
 PAPER_OVERALL = 10225.58 / 202 / 100
 
 
-def shaped_like_termite(label: str = "1.0", databases=QUESTIONS) -> BenchmarkVersion:
+def shaped_like_termite(label: str = "1.0", databases=TERMITE_QUESTIONS_PER_DATABASE) -> BenchmarkVersion:
     """A published version with Termite's databases and question counts, and no content: enough for a
     baseline, which is never scored."""
     version = BenchmarkVersion.objects.create(label=label, status="published")
@@ -64,7 +51,7 @@ def load(*args: str) -> str:
 
 
 def test_the_paper_numbers_cover_the_ten_termite_databases():
-    assert set(PAPER_GPT35_EA) == set(TERMITE_DATABASES) == set(QUESTIONS)
+    assert set(PAPER_GPT35_EA) == set(TERMITE_DATABASES) == set(TERMITE_QUESTIONS_PER_DATABASE)
 
 
 def test_the_command_adds_the_gpt35_row_with_its_question_weighted_overall(client):
@@ -105,8 +92,8 @@ def test_a_dry_run_stores_nothing():
     ("databases", "message"),
     [
         ({"biblioteca": 12, "ciclismo": 11}, "missing: bowling, centri"),
-        ({**QUESTIONS, "extra_db": 3}, "not in the paper: extra_db"),
-        ({slug: n for slug, n in QUESTIONS.items() if slug != "voli"}, "missing: voli;"),
+        ({**TERMITE_QUESTIONS_PER_DATABASE, "extra_db": 3}, "not in the paper: extra_db"),
+        ({slug: n for slug, n in TERMITE_QUESTIONS_PER_DATABASE.items() if slug != "voli"}, "missing: voli;"),
     ],
 )
 def test_the_command_refuses_a_version_without_exactly_the_termite_databases(databases, message):
