@@ -14,6 +14,7 @@ from evaluation.models import BenchmarkVersion, Database, Question
 from leaderboard.models import Baseline
 from leaderboard.services import PAPER_GPT35_EA, TERMITE_DATABASES
 from tests.leaderboard.scored import scored_fields
+from tests.services import TERMITE_QUESTIONS_PER_DATABASE
 
 pytestmark = pytest.mark.django_db
 
