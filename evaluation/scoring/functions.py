@@ -1,7 +1,8 @@
 """MySQL's values and functions in plain Python: how MySQL reads a date or a time, and the SQLite functions
 that the SQL from `dialect.to_sqlite` calls (`install_functions`).
 
-No sqlglot here: the sandbox's child process imports this module alone, and starts faster for it.
+The sandbox's child process imports this module, and every submission waits for it to start: so it
+imports no sqlglot, and little else.
 """
 
 from __future__ import annotations
@@ -11,8 +12,8 @@ import datetime as dt
 import functools
 import re
 import sqlite3
-from dataclasses import dataclass
 from decimal import ROUND_DOWN, ROUND_HALF_UP, Decimal, InvalidOperation
+from typing import NamedTuple
 
 # --- MySQL's reading of dates and times ------------------------------------------------------------------
 
@@ -27,8 +28,7 @@ _COMPACT_TIME_RE = re.compile(r"(-)?(\d{1,7})(?:\.\d*)?")
 _MAX_TIME_HOURS = 838
 
 
-@dataclass(frozen=True)
-class Moment:
+class Moment(NamedTuple):
     """A date with a time of day as MySQL reads it; zero months and days are allowed, as MySQL does."""
 
     year: int

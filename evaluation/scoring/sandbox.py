@@ -18,11 +18,11 @@ crashes SQLite fails that query only: the parent starts a fresh child and goes o
   (one step of SQLite's virtual machine, such as a huge printf, runs on past the progress handler);
 - a per-submission total time budget over all budgeted queries.
 
-The child is a fresh interpreter (`sys.executable -I`), started when the sandbox is entered (it boots
-while the caller goes on, up to the first query) and again only after it dies; its start-up cost is
-`Sandbox.startup_seconds`. `execute_many` pipelines its queries: the next requests already wait in the
-pipe while the child runs one, so the two processes do not take turns. Linux only (the memory limit
-reads /proc).
+The child is a fresh interpreter (`sys.executable -I`) running `sandbox_child`, started when the sandbox
+is entered (it boots while the caller goes on, up to the first query) and again only after it dies; its
+start-up cost is `Sandbox.startup_seconds`. `execute_many` pipelines its queries: the next requests
+already wait in the pipe while the child runs one, so the two processes do not take turns. Linux only
+(the memory limit reads /proc).
 """
 
 from __future__ import annotations
@@ -33,12 +33,10 @@ import hashlib
 import marshal
 import math
 import os
-import resource
 import select
 import shutil
 import signal
 import socket
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -47,17 +45,14 @@ import urllib.parse
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
-from multiprocessing.connection import Connection
 from pathlib import Path
 from types import TracebackType
 from typing import Literal, NamedTuple, TypeAlias, cast
 
-from evaluation.scoring.functions import install_functions
+from evaluation.scoring.sandbox_child import receive_message, send_message
 
 Outcome: TypeAlias = Literal["ok", "syntax_error", "runtime_error", "timeout", "resource_limit"]
 
-MAX_ERROR_CHARS = 300
-_PROGRESS_STEPS = 1000  # VM instructions between two looks at the clock
 _CHILD_START_SECONDS = 60.0
 # Queries in flight at once, and their SQL characters (at most 4 bytes each in UTF-8): far below what the
 # pipe holds (about 200 kB), so that sending never blocks while the child is busy sending a large answer.
@@ -66,7 +61,8 @@ _PIPELINE_CHARS = 16_000
 # The child is a fresh interpreter, not a fork (no inherited threads, locks or memory) and not
 # multiprocessing's spawn (which would run the parent's __main__ again). It gets the parent's sys.path.
 _CHILD_BOOTSTRAP = (
-    f"import sys; sys.path[:] = sys.argv[2:]; from {__name__} import _serve; _serve(int(sys.argv[1]))"
+    "import sys; sys.path[:] = sys.argv[2:]; "
+    "from evaluation.scoring.sandbox_child import serve; serve(int(sys.argv[1]))"
 )
 
 
@@ -87,25 +83,6 @@ class Limits:
 
 
 DEFAULT_LIMITS = Limits()
-
-# Far above what a question about these databases needs, far below what hurts.
-_SQLITE_LIMITS = {
-    sqlite3.SQLITE_LIMIT_ATTACHED: 0,
-    sqlite3.SQLITE_LIMIT_COLUMN: 1000,
-    sqlite3.SQLITE_LIMIT_COMPOUND_SELECT: 50,
-    sqlite3.SQLITE_LIMIT_EXPR_DEPTH: 300,
-    sqlite3.SQLITE_LIMIT_FUNCTION_ARG: 100,
-    sqlite3.SQLITE_LIMIT_LIKE_PATTERN_LENGTH: 1000,
-    sqlite3.SQLITE_LIMIT_TRIGGER_DEPTH: 1,
-    sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER: 0,
-    sqlite3.SQLITE_LIMIT_WORKER_THREADS: 0,
-}
-_ALLOWED_ACTIONS = frozenset(
-    {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION, sqlite3.SQLITE_RECURSIVE}
-)
-_DENIED_FUNCTIONS = frozenset({"load_extension", "fts3_tokenizer"})
-_SYNTAX_MARKERS = ("syntax error", "incomplete input", "unrecognized token", "one statement at a time")
-_LIMIT_MARKERS = ("too large", "too many", "too big", "too complex", "stack overflow", "at most")
 
 
 @dataclass(frozen=True)
@@ -137,7 +114,7 @@ class _InFlight(NamedTuple):
 
 @dataclass(frozen=True)
 class _Copy:
-    path: str
+    uri: str  # how the child opens it: read-only and immutable
     sha256: str
 
 
@@ -150,7 +127,7 @@ class Sandbox:
         self._copies: dict[Path, _Copy] = {}
         self._directory: tempfile.TemporaryDirectory[str] | None = None
         self._process: subprocess.Popen[bytes] | None = None
-        self._channel: Connection | None = None
+        self._channel: socket.socket | None = None
         self._answers = select.poll()
         self._spawned_at = 0.0
         # When the child finished its last answer, on its own clock: CLOCK_MONOTONIC is one clock for the
@@ -206,7 +183,7 @@ class Sandbox:
         executions: list[Execution | None] = [_refuse(query.sql, self.limits) for query in queries]
         todo = deque(index for index, execution in enumerate(executions) if execution is None)
         in_flight: deque[_InFlight] = deque()
-        paths: dict[str | os.PathLike[str], str] = {}
+        uris: dict[str | os.PathLike[str], str] = {}
         while todo or in_flight:
             seconds = self._seconds_for(queries[todo[0]], in_flight) if todo else None
             if seconds is None:
@@ -218,9 +195,9 @@ class Sandbox:
             else:
                 index = todo.popleft()
                 query = queries[index]
-                if query.db_path not in paths:
-                    paths[query.db_path] = self._copy(query.db_path).path
-                sent_at = self._send(paths[query.db_path], query.sql, seconds, in_flight)
+                if query.db_path not in uris:
+                    uris[query.db_path] = self._copy(query.db_path).uri
+                sent_at = self._send(uris[query.db_path], query.sql, seconds, in_flight)
                 in_flight.append(_InFlight(index, seconds, query.budgeted, len(query.sql), sent_at))
         return cast(list[Execution], executions)  # every entry is set by now
 
@@ -242,7 +219,7 @@ class Sandbox:
                 return None
         return limits.query_seconds
 
-    def _send(self, path: str, sql: str, seconds: float, in_flight: deque[_InFlight]) -> float:
+    def _send(self, uri: str, sql: str, seconds: float, in_flight: deque[_InFlight]) -> float:
         """Send one request; returns when, before it went (the query cannot have started earlier)."""
         if not in_flight:
             if self._process is None or self._process.poll() is not None:
@@ -253,7 +230,7 @@ class Sandbox:
         sent_at = time.monotonic()
         # If the child is gone, waiting for the oldest query in flight (this one, if alone) tells it.
         with contextlib.suppress(OSError):
-            self._channel.send_bytes(marshal.dumps((path, sql, seconds)))
+            send_message(self._channel.fileno(), marshal.dumps((uri, sql, seconds)))
         return sent_at
 
     def _receive_oldest(
@@ -266,7 +243,7 @@ class Sandbox:
         try:
             wait = started + oldest.seconds + self.limits.kill_grace_seconds - time.monotonic()
             if self._answers.poll(max(math.ceil(wait * 1000), 0)):
-                *answer, self._free_at = marshal.loads(self._channel.recv_bytes())
+                *answer, self._free_at = marshal.loads(receive_message(self._channel.fileno()))
                 execution = Execution(*answer)
             else:
                 self._stop_child()
@@ -295,7 +272,8 @@ class Sandbox:
             target.chmod(0o400)
             with target.open("rb") as file:
                 digest = hashlib.file_digest(file, "sha256").hexdigest()
-            copy = self._copies[source] = _Copy(str(target), digest)
+            uri = f"file:{urllib.parse.quote(str(target))}?mode=ro&immutable=1"
+            copy = self._copies[source] = _Copy(uri, digest)
         return copy
 
     def _child_lost(self, elapsed: float) -> Execution:
@@ -323,9 +301,9 @@ class Sandbox:
                 stdout=subprocess.DEVNULL,
                 start_new_session=True,  # the terminal's Ctrl-C is for the parent, which stops the child
             )
-        self._channel = Connection(parent_socket.detach())
-        self._channel.send_bytes(marshal.dumps(dataclasses.astuple(self.limits)))
-        # One poll object for the child's life: Connection.poll builds a selector on every call.
+        self._channel = parent_socket
+        send_message(parent_socket.fileno(), marshal.dumps(dataclasses.asdict(self.limits)))
+        # One poll object for the child's life: waiting for an answer is one system call.
         self._answers = select.poll()
         self._answers.register(self._channel.fileno(), select.POLLIN)
         self._ready = False
@@ -333,9 +311,9 @@ class Sandbox:
     def _await_child(self) -> None:
         assert self._channel is not None
         try:
-            if not self._channel.poll(_CHILD_START_SECONDS):
+            if not self._answers.poll(_CHILD_START_SECONDS * 1000):
                 raise EOFError
-            ready_at = marshal.loads(self._channel.recv_bytes())
+            ready_at = marshal.loads(receive_message(self._channel.fileno()))
         except (EOFError, OSError):
             self._stop_child()
             raise RuntimeError("the SQL sandbox process did not start") from None
@@ -367,135 +345,3 @@ def _refuse(sql: str, limits: Limits) -> Execution | None:
     if size > limits.max_sql_bytes:
         return Execution("resource_limit", error=f"the query is longer than {limits.max_sql_bytes} bytes")
     return None
-
-
-# Everything below runs in the child process.
-
-
-def _serve(fd: int) -> None:
-    channel = Connection(fd)
-    limits = Limits(*marshal.loads(channel.recv_bytes()))
-    _confine(limits)
-    worker = _Worker(limits)
-    channel.send_bytes(marshal.dumps(time.monotonic()))
-    while True:
-        try:
-            request = channel.recv_bytes()
-        except EOFError:
-            return
-        channel.send_bytes(worker.reply(*marshal.loads(request)))
-
-
-def _confine(limits: Limits) -> None:
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    with open("/proc/self/statm") as statm:
-        mapped = int(statm.read().split()[0]) * resource.getpagesize()
-    address_space = mapped + limits.memory_bytes
-    resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
-
-
-class _Worker:
-    """The child's side: one connection per database, one query at a time."""
-
-    def __init__(self, limits: Limits) -> None:
-        self.limits = limits
-        self.deadline = math.inf
-        self.connections: dict[str, sqlite3.Connection] = {}
-
-    def reply(self, path: str, sql: str, seconds: float) -> bytes:
-        """The execution's fields, then when the query ended (time.monotonic())."""
-        result = self.run(path, sql, seconds)
-        payload = marshal.dumps((*result, time.monotonic()))
-        if len(payload) > self.limits.max_result_bytes:
-            message = f"the result is larger than {self.limits.max_result_bytes} bytes"
-            payload = marshal.dumps(("resource_limit", (), (), message, result[4], time.monotonic()))
-        return payload
-
-    def run(self, path: str, sql: str, seconds: float) -> tuple:
-        started = time.perf_counter()
-        try:
-            connection = self.connection(path)
-            _arm_cpu_backstop(seconds + self.limits.kill_grace_seconds)
-            self.deadline = time.monotonic() + seconds
-            cursor = connection.execute(sql)
-            if cursor.description is None:
-                return _failure("syntax_error", "the text holds no query", started)
-            columns = tuple(column[0] for column in cursor.description)
-            rows = cursor.fetchmany(self.limits.max_rows + 1)
-            cursor.close()
-            if len(rows) > self.limits.max_rows:
-                message = f"the query returns more than {self.limits.max_rows} rows"
-                return _failure("resource_limit", message, started)
-            return ("ok", columns, tuple(rows), None, time.perf_counter() - started)
-        except sqlite3.Error as exc:
-            return _failure(*_classify(exc), started)
-        except MemoryError:
-            return _failure("resource_limit", "the query ran out of memory", started)
-        finally:
-            self.deadline = math.inf
-
-    def expired(self) -> bool:
-        return time.monotonic() > self.deadline
-
-    def connection(self, path: str) -> sqlite3.Connection:
-        if path not in self.connections:
-            self.connections[path] = self._open(path)
-        return self.connections[path]
-
-    def _open(self, path: str) -> sqlite3.Connection:
-        uri = f"file:{urllib.parse.quote(path)}?mode=ro&immutable=1"
-        connection = sqlite3.connect(uri, uri=True, isolation_level=None)
-        # Sorting and grouping stay in memory, under the address-space limit, instead of in temp files.
-        connection.execute("PRAGMA temp_store = MEMORY")
-        if hasattr(connection, "enable_load_extension"):  # absent when Python's SQLite cannot load any
-            connection.enable_load_extension(False)
-        install_functions(connection)
-        for category, value in _SQLITE_LIMITS.items():
-            connection.setlimit(category, value)
-        connection.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, self.limits.max_value_bytes)
-        connection.setlimit(sqlite3.SQLITE_LIMIT_SQL_LENGTH, self.limits.max_sql_bytes)
-        connection.set_authorizer(_authorize)
-        connection.set_progress_handler(self.expired, _PROGRESS_STEPS)
-        return connection
-
-
-def _arm_cpu_backstop(seconds: float) -> None:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    soft = math.ceil(usage.ru_utime + usage.ru_stime + seconds) + 1
-    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
-    if hard != resource.RLIM_INFINITY:
-        soft = min(soft, hard)
-    resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
-
-
-def _authorize(
-    action: int, arg1: str | None, arg2: str | None, db_name: str | None, source: str | None
-) -> int:
-    if action not in _ALLOWED_ACTIONS:
-        return sqlite3.SQLITE_DENY
-    if action == sqlite3.SQLITE_FUNCTION and (arg2 or "").lower() in _DENIED_FUNCTIONS:
-        return sqlite3.SQLITE_DENY
-    return sqlite3.SQLITE_OK
-
-
-def _failure(outcome: Outcome, message: str, started: float) -> tuple:
-    return (outcome, (), (), message[:MAX_ERROR_CHARS], time.perf_counter() - started)
-
-
-def _classify(exc: sqlite3.Error) -> tuple[Outcome, str]:
-    """syntax_error: SQLite cannot read the text as one statement; timeout: the progress handler stopped
-    it; resource_limit: a size or depth limit was hit; runtime_error: the rest (unknown tables or columns,
-    statements that are not reads, errors while running)."""
-    name = getattr(exc, "sqlite_errorname", None)
-    message = str(exc)
-    if name == "SQLITE_INTERRUPT":
-        return "timeout", "the query ran past its time budget"
-    if name == "SQLITE_AUTH" or "not authorized" in message:
-        return "runtime_error", "not allowed: only queries that read may run"
-    if name in ("SQLITE_TOOBIG", "SQLITE_NOMEM") or any(marker in message for marker in _LIMIT_MARKERS):
-        return "resource_limit", message
-    if any(marker in message for marker in _SYNTAX_MARKERS):
-        return "syntax_error", message
-    if "decode to UTF-8" in message:
-        return "runtime_error", "the query produced text that is not valid UTF-8"
-    return "runtime_error", message

@@ -23,7 +23,8 @@ from typing import Any, NamedTuple
 from evaluation.scoring.compare import order_key_query, results_match, results_match_strict, split_order_keys
 from evaluation.scoring.dialect import TranspileError, read_schema, to_sqlite
 from evaluation.scoring.metrics import EXCLUDED, Graded, Metrics, summarise
-from evaluation.scoring.sandbox import DEFAULT_LIMITS, MAX_ERROR_CHARS, Execution, Limits, Query, Sandbox
+from evaluation.scoring.sandbox import DEFAULT_LIMITS, Execution, Limits, Query, Sandbox
+from evaluation.scoring.sandbox_child import MAX_ERROR_CHARS
 
 SCORER_VERSION = "1.0.0"
 

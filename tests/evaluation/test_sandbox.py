@@ -252,6 +252,14 @@ def test_a_result_too_large_for_the_pipe_is_a_resource_limit(demo):
         assert "larger than" in execution.error
 
 
+def test_a_batch_of_large_results_crosses_the_pipe_whole(shared_sandbox, demo):
+    rows = "WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r WHERE x < 20000) "
+    sql = rows + "SELECT x, printf('%040d', x) FROM r"  # about 1 MB of answer each
+    batch = shared_sandbox.execute_many([Query(demo, sql)] * 5)
+    assert [len(e.rows) for e in batch] == [20000] * 5
+    assert batch[4].rows[-1] == (20000, "0" * 35 + "20000")
+
+
 def test_an_attach_leaves_no_file_behind(shared_sandbox, demo, tmp_path):
     target = tmp_path / "altro.sqlite"
     assert shared_sandbox.execute(demo, f"ATTACH DATABASE '{target}' AS altro").outcome == "runtime_error"
@@ -270,6 +278,22 @@ def test_the_child_boots_while_the_caller_goes_on_and_its_start_up_is_reported(d
         assert_still_serves(sandbox, demo)
         assert sandbox.child_starts == 1
         assert entered < sandbox.startup_seconds < 5
+
+
+CHILD_IMPORTS = """
+import sys
+sys.path[:] = sys.argv[1:]
+import evaluation.scoring.sandbox_child
+print(" ".join(sorted(m for m in ("sqlglot", "django", "multiprocessing", "dataclasses") if m in sys.modules)))
+"""
+
+
+def test_the_child_imports_neither_sqlglot_nor_other_slow_modules():
+    # Every submission waits for the child to start: what it imports is paid each time.
+    child = subprocess.run(
+        [sys.executable, "-I", "-c", CHILD_IMPORTS, *sys.path], capture_output=True, text=True, check=True
+    )
+    assert child.stdout.strip() == ""
 
 
 def test_the_child_ends_with_the_sandbox(demo):

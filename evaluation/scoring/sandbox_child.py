@@ -1,0 +1,202 @@
+"""The sandbox's child process: it runs the queries it is sent, one at a time, and answers each.
+
+The child is a fresh interpreter that imports this module and `functions` only, and every submission
+waits for it to start: so neither imports much (no sqlglot, dataclasses, typing, multiprocessing or
+subprocess). Both sides of the pipe send marshal data behind an 8-byte length (`send_message`,
+`receive_message`). Linux only (the memory limit reads /proc).
+"""
+
+from __future__ import annotations
+
+import marshal
+import math
+import os
+import resource
+import sqlite3
+import time
+
+from evaluation.scoring.functions import install_functions
+
+MAX_ERROR_CHARS = 300
+_PROGRESS_STEPS = 1000  # VM instructions between two looks at the clock
+_ONE_WRITE_BYTES = 65_536  # a message up to this size goes out in one write, with its length
+
+# Far above what a question about these databases needs, far below what hurts.
+_SQLITE_LIMITS = {
+    sqlite3.SQLITE_LIMIT_ATTACHED: 0,
+    sqlite3.SQLITE_LIMIT_COLUMN: 1000,
+    sqlite3.SQLITE_LIMIT_COMPOUND_SELECT: 50,
+    sqlite3.SQLITE_LIMIT_EXPR_DEPTH: 300,
+    sqlite3.SQLITE_LIMIT_FUNCTION_ARG: 100,
+    sqlite3.SQLITE_LIMIT_LIKE_PATTERN_LENGTH: 1000,
+    sqlite3.SQLITE_LIMIT_TRIGGER_DEPTH: 1,
+    sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER: 0,
+    sqlite3.SQLITE_LIMIT_WORKER_THREADS: 0,
+}
+_ALLOWED_ACTIONS = frozenset(
+    {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION, sqlite3.SQLITE_RECURSIVE}
+)
+_DENIED_FUNCTIONS = frozenset({"load_extension", "fts3_tokenizer"})
+_SYNTAX_MARKERS = ("syntax error", "incomplete input", "unrecognized token", "one statement at a time")
+_LIMIT_MARKERS = ("too large", "too many", "too big", "too complex", "stack overflow", "at most")
+
+
+def send_message(fd: int, payload: bytes) -> None:
+    """Write one message: its length in 8 bytes, then its bytes."""
+    header = len(payload).to_bytes(8, "big")
+    parts = (header + payload,) if len(payload) <= _ONE_WRITE_BYTES else (header, payload)
+    for part in parts:
+        view = memoryview(part)
+        while view:
+            view = view[os.write(fd, view) :]
+
+
+def receive_message(fd: int) -> bytes:
+    """Read one message; EOFError when the other side has closed the pipe."""
+    return _read_exactly(fd, int.from_bytes(_read_exactly(fd, 8), "big"))
+
+
+def _read_exactly(fd: int, size: int) -> bytes:
+    chunks = []
+    while size:
+        chunk = os.read(fd, size)
+        if not chunk:
+            raise EOFError
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
+def serve(fd: int) -> None:
+    """Read the limits, confine this process, say when it is ready, then answer until the pipe closes.
+
+    A request is (database URI, SQL, seconds); an answer is the fields of an `Execution`, then when the
+    query ended (time.monotonic()).
+    """
+    limits = marshal.loads(receive_message(fd))
+    _confine(limits["memory_bytes"])
+    worker = _Worker(limits)
+    send_message(fd, marshal.dumps(time.monotonic()))
+    while True:
+        try:
+            request = receive_message(fd)
+        except EOFError:
+            return
+        send_message(fd, worker.reply(*marshal.loads(request)))
+
+
+def _confine(memory_bytes: int) -> None:
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    with open("/proc/self/statm") as statm:
+        mapped = int(statm.read().split()[0]) * resource.getpagesize()
+    address_space = mapped + memory_bytes
+    resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
+
+
+class _Worker:
+    """One connection per database, one query at a time. `limits` is `Limits` as a dict."""
+
+    def __init__(self, limits: dict[str, float]) -> None:
+        self.max_rows = int(limits["max_rows"])
+        self.max_value_bytes = int(limits["max_value_bytes"])
+        self.max_sql_bytes = int(limits["max_sql_bytes"])
+        self.max_result_bytes = int(limits["max_result_bytes"])
+        self.kill_grace_seconds = limits["kill_grace_seconds"]
+        self.deadline = math.inf
+        self.connections: dict[str, sqlite3.Connection] = {}
+
+    def reply(self, uri: str, sql: str, seconds: float) -> bytes:
+        result = self.run(uri, sql, seconds)
+        payload = marshal.dumps((*result, time.monotonic()))
+        if len(payload) > self.max_result_bytes:
+            message = f"the result is larger than {self.max_result_bytes} bytes"
+            payload = marshal.dumps(("resource_limit", (), (), message, result[4], time.monotonic()))
+        return payload
+
+    def run(self, uri: str, sql: str, seconds: float) -> tuple:
+        started = time.perf_counter()
+        try:
+            connection = self.connection(uri)
+            _arm_cpu_backstop(seconds + self.kill_grace_seconds)
+            self.deadline = time.monotonic() + seconds
+            cursor = connection.execute(sql)
+            if cursor.description is None:
+                return _failure("syntax_error", "the text holds no query", started)
+            columns = tuple(column[0] for column in cursor.description)
+            rows = cursor.fetchmany(self.max_rows + 1)
+            cursor.close()
+            if len(rows) > self.max_rows:
+                message = f"the query returns more than {self.max_rows} rows"
+                return _failure("resource_limit", message, started)
+            return ("ok", columns, tuple(rows), None, time.perf_counter() - started)
+        except sqlite3.Error as exc:
+            return _failure(*_classify(exc), started)
+        except MemoryError:
+            return _failure("resource_limit", "the query ran out of memory", started)
+        finally:
+            self.deadline = math.inf
+
+    def expired(self) -> bool:
+        return time.monotonic() > self.deadline
+
+    def connection(self, uri: str) -> sqlite3.Connection:
+        if uri not in self.connections:
+            self.connections[uri] = self._open(uri)
+        return self.connections[uri]
+
+    def _open(self, uri: str) -> sqlite3.Connection:
+        connection = sqlite3.connect(uri, uri=True, isolation_level=None)
+        # Sorting and grouping stay in memory, under the address-space limit, instead of in temp files.
+        connection.execute("PRAGMA temp_store = MEMORY")
+        if hasattr(connection, "enable_load_extension"):  # absent when Python's SQLite cannot load any
+            connection.enable_load_extension(False)
+        install_functions(connection)
+        for category, value in _SQLITE_LIMITS.items():
+            connection.setlimit(category, value)
+        connection.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, self.max_value_bytes)
+        connection.setlimit(sqlite3.SQLITE_LIMIT_SQL_LENGTH, self.max_sql_bytes)
+        connection.set_authorizer(_authorize)
+        connection.set_progress_handler(self.expired, _PROGRESS_STEPS)
+        return connection
+
+
+def _arm_cpu_backstop(seconds: float) -> None:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    soft = math.ceil(usage.ru_utime + usage.ru_stime + seconds) + 1
+    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    if hard != resource.RLIM_INFINITY:
+        soft = min(soft, hard)
+    resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+
+
+def _authorize(
+    action: int, arg1: str | None, arg2: str | None, db_name: str | None, source: str | None
+) -> int:
+    if action not in _ALLOWED_ACTIONS:
+        return sqlite3.SQLITE_DENY
+    if action == sqlite3.SQLITE_FUNCTION and (arg2 or "").lower() in _DENIED_FUNCTIONS:
+        return sqlite3.SQLITE_DENY
+    return sqlite3.SQLITE_OK
+
+
+def _failure(outcome: str, message: str, started: float) -> tuple:
+    return (outcome, (), (), message[:MAX_ERROR_CHARS], time.perf_counter() - started)
+
+
+def _classify(exc: sqlite3.Error) -> tuple[str, str]:
+    """syntax_error: SQLite cannot read the text as one statement; timeout: the progress handler stopped
+    it; resource_limit: a size or depth limit was hit; runtime_error: the rest (unknown tables or columns,
+    statements that are not reads, errors while running)."""
+    name = getattr(exc, "sqlite_errorname", None)
+    message = str(exc)
+    if name == "SQLITE_INTERRUPT":
+        return "timeout", "the query ran past its time budget"
+    if name == "SQLITE_AUTH" or "not authorized" in message:
+        return "runtime_error", "not allowed: only queries that read may run"
+    if name in ("SQLITE_TOOBIG", "SQLITE_NOMEM") or any(marker in message for marker in _LIMIT_MARKERS):
+        return "resource_limit", message
+    if any(marker in message for marker in _SYNTAX_MARKERS):
+        return "syntax_error", message
+    if "decode to UTF-8" in message:
+        return "runtime_error", "the query produced text that is not valid UTF-8"
+    return "runtime_error", message
