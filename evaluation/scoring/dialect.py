@@ -30,6 +30,7 @@ from typing import Any
 
 import sqlglot
 from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ErrorLevel, ParseError, SqlglotError, TokenError
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
@@ -41,6 +42,8 @@ from evaluation.scoring.functions import (
 )
 
 SOURCES = ("mysql", "sqlite")
+# Given a dialect's name, sqlglot makes a new dialect object at each call: these are made once.
+_DIALECTS = {source: Dialect.get_or_raise(source) for source in SOURCES}
 
 # MySQL's div_precision_increment: `/` and AVG of exact numbers get this many more decimals.
 DIV_PRECISION_INCREMENT = 4
@@ -244,6 +247,9 @@ _DATE_PART_NODES = {
     exp.Quarter: "QUARTER",
 }
 _NOW_FUNCTIONS = ("NOW", "SYSDATE", "LOCALTIME", "LOCALTIMESTAMP")
+# Building a type parses its name: these are built once, and copied.
+_INTEGER_TYPE = exp.DataType.build("INTEGER")
+_REAL_TYPE = exp.DataType.build("REAL")
 
 
 def with_sqlite_functions(tree: exp.Expression) -> exp.Expression:
@@ -340,7 +346,7 @@ def _call(name: str, *arguments: exp.Expression) -> exp.Anonymous:
 
 
 def _integer(value: exp.Expression) -> exp.Cast:
-    return exp.Cast(this=value, to=exp.DataType.build("INTEGER"))
+    return exp.Cast(this=value, to=_INTEGER_TYPE.copy())
 
 
 # What SQLite must compute for a node of each of these types (the node itself when SQLite's generator
@@ -473,7 +479,7 @@ class ColumnResolver:
             scale = int(decimals.name) if isinstance(decimals, exp.Literal) and decimals.is_int else 0
             return SqlType("exact", max(scale, 0)) if operand and operand.kind == "exact" else operand
         if isinstance(node, exp.Cast):
-            return type_of_declared(node.to.sql(dialect="mysql"))
+            return type_of_declared(node.to.sql(dialect=_DIALECTS["mysql"]))
         return next((_FIXED_TYPES[cls] for cls in type(node).__mro__ if cls in _FIXED_TYPES), None)
 
 
@@ -593,7 +599,7 @@ class _Rewriter:
         for literal, text in self._literals:
             literal.replace(exp.Literal.string(text))
         for node in self._casts:
-            _wrap(node, exp.Cast, to=exp.DataType.build("REAL"))
+            _wrap(node, exp.Cast, to=_REAL_TYPE.copy())
         for node in self._collations:
             _wrap(node, exp.Collate, expression=exp.Var(this="NOCASE"))
         for node, scale in self._roundings:
@@ -699,7 +705,7 @@ def parse_one(sql: str, *, source: str = "mysql") -> tuple[exp.Expression, str]:
     """Parse exactly one statement: its syntax tree and its text (without the final semicolon)."""
     statement = _single_statement(sql, source)
     try:
-        tree = sqlglot.parse_one(statement.text, read=source)
+        tree = sqlglot.parse_one(statement.text, read=_DIALECTS[source])
     except ParseError as error:
         detail = error.errors[0] if error.errors else {}
         line = statement.line + (detail.get("line") or 1) - 1
@@ -748,7 +754,7 @@ def _to_sqlite(sql: str, source: str, schema: _FrozenSchema) -> str:
     rewriter.apply()
     tree = with_sqlite_functions(tree)
     try:
-        return tree.sql(dialect="sqlite", copy=False, unsupported_level=ErrorLevel.RAISE)
+        return tree.sql(dialect=_DIALECTS["sqlite"], copy=False, unsupported_level=ErrorLevel.RAISE)
     except SqlglotError as error:
         raise TranspileError(f"cannot express the query in SQLite: {_first_line(error)}") from None
 
