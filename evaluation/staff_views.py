@@ -25,6 +25,18 @@ def _reference_url() -> str | None:
     return os.environ.get("TERMITE_REFERENCE_MYSQL_URL") or None
 
 
+def _render_home(
+    request: HttpRequest, *, draft_form=None, import_form=None, status: int = 200
+) -> HttpResponse:
+    context = {
+        "versions": BenchmarkVersion.objects.all(),
+        "draft_form": draft_form or DraftVersionForm(prefix="draft"),
+        "import_form": import_form or ImportArchiveForm(prefix="import"),
+        "reports": ValidationReport.objects.select_related("version")[:20],
+    }
+    return render(request, "evaluation/staff/home.html", context, status=status)
+
+
 @staff_required
 def home(request: HttpRequest) -> HttpResponse:
     draft_form = DraftVersionForm(request.POST or None, prefix="draft")
@@ -36,56 +48,38 @@ def home(request: HttpRequest) -> HttpResponse:
         else:
             messages.success(request, _("Draft %(version)s created.") % {"version": version})
             return redirect("staff:version", label=version.label)
-    return render(
-        request,
-        "evaluation/staff/home.html",
-        {
-            "versions": BenchmarkVersion.objects.all(),
-            "draft_form": draft_form,
-            "import_form": ImportArchiveForm(prefix="import"),
-            "reports": ValidationReport.objects.select_related("version")[:20],
-        },
-    )
+    return _render_home(request, draft_form=draft_form)
 
 
 @staff_required
 @require_POST
 def import_archive(request: HttpRequest) -> HttpResponse:
     form = ImportArchiveForm(request.POST, request.FILES, prefix="import")
-    if form.is_valid():
-        upload = form.cleaned_data["archive"]
-        with tempfile.TemporaryDirectory(prefix="termite-upload-", dir=settings.DATA_DIR) as folder:
-            path = Path(folder) / "archive.zip"
-            with path.open("wb") as handle:
-                for chunk in upload.chunks():
-                    handle.write(chunk)
-            try:
-                result = services.benchmark_import(
-                    archive=path,
-                    password=form.cleaned_data["password"],
-                    label=form.cleaned_data["label"],
-                    publish=form.cleaned_data["publish"],
-                    reference_url=_reference_url(),
-                )
-            except SourceError as error:
-                form.add_error(None, str(error).replace(str(path), upload.name))
-        if form.is_valid():
-            if not result.created:
-                messages.info(request, _("This archive is already imported; nothing changed."))
-            if result.report is not None:
-                return redirect("staff:report", pk=result.report.pk)
-            return redirect("staff:version", label=result.version.label)
-    return render(
-        request,
-        "evaluation/staff/home.html",
-        {
-            "versions": BenchmarkVersion.objects.all(),
-            "draft_form": DraftVersionForm(prefix="draft"),
-            "import_form": form,
-            "reports": ValidationReport.objects.select_related("version")[:20],
-        },
-        status=400,
-    )
+    if not form.is_valid():
+        return _render_home(request, import_form=form, status=400)
+    upload = form.cleaned_data["archive"]
+    with tempfile.TemporaryDirectory(prefix="termite-upload-", dir=settings.DATA_DIR) as folder:
+        path = Path(folder) / "archive.zip"
+        with path.open("wb") as handle:
+            for chunk in upload.chunks():
+                handle.write(chunk)
+        try:
+            result = services.benchmark_import(
+                archive=path,
+                password=form.cleaned_data["password"],
+                label=form.cleaned_data["label"],
+                publish=form.cleaned_data["publish"],
+                reference_url=_reference_url(),
+            )
+        except SourceError as error:
+            # Name the file as the admin knows it, not the temporary copy.
+            form.add_error(None, str(error).replace(str(path), upload.name))
+            return _render_home(request, import_form=form, status=400)
+    if not result.created:
+        messages.info(request, _("This archive is already imported; nothing changed."))
+    if result.report is not None:
+        return redirect("staff:report", pk=result.report.pk)
+    return redirect("staff:version", label=result.version.label)
 
 
 @staff_required

@@ -195,3 +195,40 @@ def test_the_django_admin_never_shows_gold(client, django_user_model, demo_versi
         assert response.status_code == 200, url
         assert_no_gold(response.content, golds, where=url)
     assert json.dumps(question.problems)  # findings are plain data
+
+
+def test_staff_import_an_archive_by_upload_and_land_on_its_report(client, staff, tmp_path):
+    from tests.evaluation.test_sources import archive_members, make_archive
+
+    path = tmp_path / "bench.zip"
+    make_archive(path, archive_members())
+    client.force_login(staff)
+    form = {
+        "import-archive": SimpleUploadedFile("Termite.zip", path.read_bytes()),
+        "import-password": "segreto",
+        "import-label": "0.9",
+        "import-publish": "on",
+    }
+    response = client.post(reverse("staff:import_archive"), form)
+    report = ValidationReport.objects.get(version__label="0.9")
+    assert response.status_code == 302 and response.url == reverse("staff:report", args=[report.pk])
+    assert BenchmarkVersion.objects.get(label="0.9").is_published
+    form["import-archive"] = SimpleUploadedFile("Termite.zip", path.read_bytes())
+    again = client.post(reverse("staff:import_archive"), form, follow=True)
+    assert "already imported; nothing changed" in again.content.decode()
+
+
+def test_a_wrong_archive_password_on_the_staff_page_names_the_uploaded_file(client, staff, tmp_path):
+    from tests.evaluation.test_sources import archive_members, make_archive
+
+    path = tmp_path / "bench.zip"
+    make_archive(path, archive_members())
+    client.force_login(staff)
+    form = {
+        "import-archive": SimpleUploadedFile("Termite.zip", path.read_bytes()),
+        "import-password": "no",
+        "import-label": "0.9",
+    }
+    response = client.post(reverse("staff:import_archive"), form)
+    assert response.status_code == 400
+    assert "Termite.zip: wrong password" in response.content.decode()
