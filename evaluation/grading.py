@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections import OrderedDict
 from collections.abc import Mapping
 from pathlib import Path
@@ -12,6 +13,8 @@ from django.conf import settings
 from evaluation.models import BenchmarkVersion, Question
 from evaluation.scoring.sandbox import Limits
 from evaluation.scoring.score import GoldQuestion, ScoreReport, score_predictions
+
+logger = logging.getLogger(__name__)
 
 
 class DatabaseUnavailable(RuntimeError):
@@ -93,6 +96,25 @@ def score_version(
         gold_cache=_GOLD_RESULTS,
         benchmark_version=str(version),
     )
+
+
+def warm_gold_cache() -> list[str]:
+    """Run the gold of every published version once, so that this process holds its results.
+
+    The worker calls it before it starts: each job runs in a work-horse forked from it, which inherits the
+    caches and so runs no gold query. A version that cannot be scored is skipped (logged by the type of
+    its error only, which can say nothing of a gold query); the names of the versions warmed are returned.
+    """
+    warmed = []
+    for version in BenchmarkVersion.objects.published():
+        try:
+            # No predictions: only the gold runs. SQLite predictions need no schema read.
+            score_version(version=version, predictions={}, dialect="sqlite")
+        except Exception as error:  # one broken version must not keep the others cold
+            logger.warning("gold cache of version %s not warmed: %s", version.pk, type(error).__name__)
+        else:
+            warmed.append(str(version))
+    return warmed
 
 
 def outcome_rows(report: ScoreReport) -> list[dict]:

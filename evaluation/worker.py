@@ -1,4 +1,5 @@
-"""The scoring worker: RQ's worker that first sweeps up submissions a dead worker or lost job left behind."""
+"""The scoring worker: RQ's worker that first sweeps up submissions a dead worker or lost job left behind,
+then runs the gold of every published version once, so that the work-horses it forks inherit the results."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ class ScoringWorker(Worker):
     def work(self, *args, **kwargs):
         from django.db import connections
 
+        from evaluation.grading import warm_gold_cache
         from leaderboard.services import requeue_stuck
 
         try:
@@ -22,6 +24,12 @@ class ScoringWorker(Worker):
         else:
             if requeued:
                 logger.info("start-up sweep re-enqueued submissions %s", requeued)
+        try:
+            warmed = warm_gold_cache()
+        except Exception as error:  # a cold cache only slows the first jobs down
+            logger.warning("gold cache not warmed: %s", type(error).__name__)
+        else:
+            logger.info("gold cache warmed for %s", ", ".join(warmed) or "no published version")
         finally:
             # Each job runs in a forked work-horse: a database connection opened here would be shared by
             # every horse, so none may stay open.

@@ -1,0 +1,70 @@
+"""Warming the gold caches: the worker runs the gold of every published version once, before its jobs."""
+
+from __future__ import annotations
+
+import logging
+import shutil
+
+import pytest
+
+from evaluation import grading
+from evaluation.scoring.sandbox import Sandbox
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def cold_caches(monkeypatch):
+    monkeypatch.setattr(grading, "_GOLD_RESULTS", grading._BoundedCache(limit=20_000))
+    monkeypatch.setattr(grading, "_GOLD_QUESTIONS", {})
+
+
+@pytest.fixture
+def executed_queries(monkeypatch) -> list:
+    """Every query the scorer hands a sandbox, from now on."""
+    queries: list = []
+    execute_many = Sandbox.execute_many
+
+    def recording(self, batch):
+        queries.extend(batch)
+        return execute_many(self, batch)
+
+    monkeypatch.setattr(Sandbox, "execute_many", recording)
+    return queries
+
+
+def test_warming_caches_the_gold_of_the_demo_version_so_that_scoring_runs_no_gold_query(
+    demo_version, cold_caches, executed_queries, gold
+):
+    assert grading.warm_gold_cache() == [str(demo_version)]
+    assert executed_queries and not any(query.budgeted for query in executed_queries)
+    assert len(grading._GOLD_RESULTS) == len(gold)
+    executed_queries.clear()
+
+    report = grading.score_version(version=demo_version, predictions=gold)
+
+    assert report.metrics.outcomes["correct"] == len(gold)
+    assert len(executed_queries) == len(gold) and all(query.budgeted for query in executed_queries)
+
+
+def test_a_draft_version_is_not_warmed(demo_version, cold_caches, executed_queries):
+    demo_version.status = demo_version.Status.DRAFT
+    demo_version.save(update_fields=["status"])
+    assert grading.warm_gold_cache() == []
+    assert executed_queries == [] and len(grading._GOLD_RESULTS) == 0
+
+
+def test_a_version_that_cannot_be_scored_is_skipped_and_logged_by_its_error_type_only(
+    demo_version, cold_caches, caplog
+):
+    path = demo_version.databases.get(slug="ciclismo").sqlite_path
+    aside = path.with_suffix(".aside")
+    shutil.move(path, aside)
+    try:
+        with caplog.at_level(logging.WARNING, logger="evaluation.grading"):
+            assert grading.warm_gold_cache() == []
+    finally:
+        shutil.move(aside, path)
+    assert [record.getMessage() for record in caplog.records] == [
+        f"gold cache of version {demo_version.pk} not warmed: DatabaseUnavailable"
+    ]

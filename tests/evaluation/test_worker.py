@@ -1,0 +1,29 @@
+"""The scoring worker warms the gold caches before its first job, and starts even when it cannot."""
+
+from __future__ import annotations
+
+import shutil
+
+from evaluation.services import demo_benchmark_load
+from tests.processes import run_worker_burst
+
+
+def test_a_worker_warms_the_gold_of_the_published_versions_before_it_works(real_services):
+    version = demo_benchmark_load()
+    done = run_worker_burst()
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert f"gold cache warmed for {version}" in done.stderr
+
+
+def test_a_worker_that_cannot_warm_a_version_logs_the_error_type_and_still_works(real_services):
+    version = demo_benchmark_load()
+    path = version.databases.get(slug="ciclismo").sqlite_path
+    aside = path.with_suffix(".aside")
+    shutil.move(path, aside)
+    try:
+        done = run_worker_burst()
+    finally:
+        shutil.move(aside, path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert f"gold cache of version {version.pk} not warmed: DatabaseUnavailable" in done.stderr
+    assert "gold cache warmed for no published version" in done.stderr
