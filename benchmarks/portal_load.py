@@ -97,6 +97,12 @@ def main() -> None:
         states = dict.fromkeys(["queued", "running", "scored", "failed"], 0)
         for status in Submission.objects.values_list("status", flat=True):
             states[status] += 1
+        waits = sorted(
+            (scored - created).total_seconds()
+            for created, scored in Submission.objects.filter(status="scored").values_list(
+                "created_at", "scored_at"
+            )
+        )
         times = sorted(seconds for _id, seconds in uploads)
         print(
             f"{args.users} browsing clients for {args.seconds:.0f} s, {args.submissions} uploads, {args.workers} rq workers,"
@@ -106,7 +112,11 @@ def main() -> None:
         print(
             f"{'uploads (API, 23 predictions each)':<34} {len(times):>6} req  p50 {1000 * times[len(times) // 2]:.1f} ms  max {1000 * times[-1]:.1f} ms"
         )
-        print(f"all scored {finished:.1f} s after the first upload; states: {states}")
+        if waits:
+            print(
+                f"{'upload to scored':<34} {len(waits):>6} subs p50 {waits[len(waits) // 2]:.2f} s  max {waits[-1]:.2f} s"
+            )
+        print(f"states {finished:.1f} s after the first upload: {states}")
         if states["scored"] != args.submissions:
             raise SystemExit("not every submission ended scored")
 
