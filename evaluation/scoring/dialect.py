@@ -23,7 +23,6 @@ from __future__ import annotations
 import functools
 import re
 import sqlite3
-from bisect import bisect_right
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +31,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ErrorLevel, ParseError, SqlglotError, TokenError
+from sqlglot.generator import Generator
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
 from evaluation.scoring.functions import (
@@ -96,11 +96,14 @@ def split_statements(sql: str, *, source: str = "mysql") -> list[Statement]:
                 end = token.start() + len(stripped.rstrip()) + len(code) - len(stripped)
     if start >= 0:
         spans.append((start, end))
-    line_starts = [0, *(match.end() for match in re.finditer("\n", sql))] if spans else []
-    return [
-        Statement(number, bisect_right(line_starts, begin), sql[begin:finish])
-        for number, (begin, finish) in enumerate(spans, start=1)
-    ]
+    statements = []
+    line = 1
+    counted = 0  # line is the line of this position
+    for number, (begin, finish) in enumerate(spans, start=1):
+        line += sql.count("\n", counted, begin)
+        counted = begin
+        statements.append(Statement(number, line, sql[begin:finish]))
+    return statements
 
 
 def _tokens(*, mysql: bool) -> re.Pattern[str]:
@@ -252,15 +255,17 @@ _INTEGER_TYPE = exp.DataType.build("INTEGER")
 _REAL_TYPE = exp.DataType.build("REAL")
 
 
-def with_sqlite_functions(tree: exp.Expression) -> exp.Expression:
+def with_sqlite_functions(tree: exp.Expression, nodes: list[exp.Expression] | None = None) -> exp.Expression:
     """The tree with MySQL's date functions and operators replaced by SQLite expressions of the same
     meaning, for SQLite's own generator; changed in place, and the new root returned.
 
-    Arguments are rewritten before the calls around them (children come before their parents).
+    Arguments are rewritten before the calls around them (children come before their parents). `nodes`,
+    when given, are the tree's nodes that have a rewrite, in depth-first order (see `_survey`).
     """
-    for node in reversed(list(tree.walk(bfs=False))):
-        rewrite = _REWRITES.get(type(node))
-        replacement = node if rewrite is None else rewrite(node)
+    if nodes is None:
+        nodes = [node for node in tree.walk(bfs=False) if type(node) in _REWRITES]
+    for node in reversed(nodes):
+        replacement = _REWRITES[type(node)](node)
         if replacement is not node:
             if node is tree:
                 tree = replacement
@@ -414,6 +419,7 @@ class ColumnResolver:
     def __init__(self, tables: TypeMap) -> None:
         self._tables = tables
         self._resolving: set[int] = set()
+        self._sources: dict[int, dict[str, exp.Expression | Scope]] = {}
 
     def column(self, column: exp.Column, scope: Scope) -> Resolved | None:
         """What `column` names in `scope` (or an enclosing one, for correlated subqueries); None if nothing."""
@@ -429,7 +435,9 @@ class ColumnResolver:
         name = column.name.lower()
         current: Scope | None = scope
         while current is not None:
-            sources = scope_sources(current)
+            sources = self._sources.get(id(current))
+            if sources is None:
+                sources = self._sources[id(current)] = scope_sources(current)
             if column.table:
                 source = sources.get(column.table.lower())
                 if source is not None:
@@ -584,15 +592,21 @@ class _Rewriter:
     def plan(self, tree: exp.Expression) -> None:
         for scope in traverse_scope(tree):
             for node in scope.walk():
-                if isinstance(node, _COMPARISONS):
+                flags = _FLAGS.get(type(node))
+                if flags is None:
+                    flags = _flags(type(node))
+                if not flags & _TYPED:
+                    continue
+                if flags & _COMPARISON:
                     self._plan_comparison(scope, node.this, [node.expression], symmetric=True)
-                elif isinstance(node, exp.In) and node.expressions:
-                    self._plan_comparison(scope, node.this, node.expressions, symmetric=False)
-                elif isinstance(node, exp.Between):
+                elif flags & _IN:
+                    if node.expressions:
+                        self._plan_comparison(scope, node.this, node.expressions, symmetric=False)
+                elif flags & _BETWEEN:
                     self._plan_comparison(
                         scope, node.this, [node.args["low"], node.args["high"]], symmetric=False
                     )
-                elif isinstance(node, exp.Div | exp.Avg):
+                else:
                     self._plan_rounding(scope, node)
 
     def apply(self) -> None:
@@ -656,14 +670,59 @@ _DATE_ARGUMENT_NODES = (
 )
 
 
-def _check_tables_and_date_arguments(tree: exp.Expression, text: str) -> None:
+# What one walk of the tree looks for, by node type (bits of `_FLAGS`).
+_TABLE, _DATE_ARGUMENTS, _COMPARISON, _IN, _BETWEEN, _ROUNDING, _REWRITE = (1 << bit for bit in range(7))
+_TYPED = _COMPARISON | _IN | _BETWEEN | _ROUNDING  # what needs the types of expressions
+_FLAGS: dict[type, int] = {}
+
+
+def _flags(cls: type) -> int:
+    flags = 0
+    if issubclass(cls, exp.Table):
+        flags |= _TABLE
+    elif issubclass(cls, _DATE_ARGUMENT_NODES):
+        flags |= _DATE_ARGUMENTS
+    if issubclass(cls, _COMPARISONS):
+        flags |= _COMPARISON
+    elif issubclass(cls, exp.In):
+        flags |= _IN
+    elif issubclass(cls, exp.Between):
+        flags |= _BETWEEN
+    elif issubclass(cls, exp.Div | exp.Avg):
+        flags |= _ROUNDING
+    if cls in _REWRITES:
+        flags |= _REWRITE
+    _FLAGS[cls] = flags
+    return flags
+
+
+def _survey(tree: exp.Expression, text: str) -> tuple[bool, list[exp.Expression]]:
     """Reject a quoted string used as a table name; spell the date arguments of date functions as SQLite
-    needs them ('2024-6-1' means 2024-06-01 to MySQL). One walk of the tree does both."""
-    for node in tree.walk():
-        if isinstance(node, exp.Table):
-            _reject_quoted_table_name(node, text)
-        elif isinstance(node, _DATE_ARGUMENT_NODES):
+    needs them ('2024-6-1' means 2024-06-01 to MySQL). One walk of the tree does both, and also tells
+    whether the tree holds anything whose rewriting needs types, and which nodes `with_sqlite_functions`
+    rewrites (in depth-first order)."""
+    typed = False
+    quoted_table = False
+    rewrites: list[exp.Expression] = []
+    for node in tree.walk(bfs=False):
+        flags = _FLAGS.get(type(node))
+        if flags is None:
+            flags = _flags(type(node))
+        if not flags:
+            continue
+        if flags & _TABLE:
+            quoted_table = quoted_table or _is_quoted_table_name(node, text)
+        elif flags & _DATE_ARGUMENTS:
             _normalise_date_arguments(node)
+        if flags & _TYPED:
+            typed = True
+        if flags & _REWRITE:
+            rewrites.append(node)
+    if quoted_table:  # the first one in breadth-first order is reported
+        for node in tree.walk():
+            if isinstance(node, exp.Table):
+                _reject_quoted_table_name(node, text)
+    return typed, rewrites
 
 
 def _normalise_date_arguments(node: exp.Expression) -> None:
@@ -675,9 +734,14 @@ def _normalise_date_arguments(node: exp.Expression) -> None:
                 argument.replace(exp.Literal.string(text))
 
 
-def _reject_quoted_table_name(table: exp.Table, text: str) -> None:
+def _is_quoted_table_name(table: exp.Table, text: str) -> bool:
     start = table.this.meta.get("start") if isinstance(table.this, exp.Identifier) else None
-    if start is not None and text[start] in "'\"":
+    return start is not None and text[start] in "'\""
+
+
+def _reject_quoted_table_name(table: exp.Table, text: str) -> None:
+    if _is_quoted_table_name(table, text):
+        start = table.this.meta["start"]
         line = text.count("\n", 0, start) + 1
         raise TranspileError(
             f"line {line}: a quoted string is used as a table name; MySQL rejects it "
@@ -736,25 +800,65 @@ def to_sqlite(
     """
     if _check_source(source) == "sqlite":
         return _single_statement(sql, source).text
-    frozen = tuple(
-        sorted((table, tuple(sorted(columns.items()))) for table, columns in (schema or {}).items())
-    )
-    return _to_sqlite(sql, source, frozen)
+    return _to_sqlite(sql, source, _freeze(schema or {}))
 
 
 _FrozenSchema = tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
+# The last schema frozen, as a copy, and its frozen form: calls mostly repeat the schema of the last.
+_last_frozen: tuple[dict[str, dict[str, str]], _FrozenSchema] = ({}, ())
+
+
+def _freeze(schema: Mapping[str, Mapping[str, str]]) -> _FrozenSchema:
+    global _last_frozen
+    copy, frozen = _last_frozen
+    if copy == schema:
+        return frozen
+    copy = {table: dict(columns) for table, columns in schema.items()}
+    frozen = tuple(sorted((table, tuple(sorted(columns.items()))) for table, columns in copy.items()))
+    _last_frozen = (copy, frozen)
+    return frozen
+
+
+# The casts SQLite's generator writes as DATE(...), DATETIME(...) or TIME(...). It tells them by
+# `Cast.is_type("date")` and so on, which parses each type name at each cast; a cast to any other plain
+# type is written as the generic generator writes it, which this tells without parsing.
+_SPECIAL_CASTS = frozenset(
+    {
+        exp.DataType.Type.DATE,
+        exp.DataType.Type.DATETIME,
+        exp.DataType.Type.TIMESTAMP,
+        exp.DataType.Type.TIMESTAMPNTZ,
+        exp.DataType.Type.TIME,
+        exp.DataType.Type.USERDEFINED,
+    }
+)
+_SQLITE_CAST_SQL = _DIALECTS["sqlite"].generator()._dispatch[exp.Cast]
+
+
+def _cast_sql(generator: Generator, node: exp.Cast) -> str:
+    to = node.args.get("to")
+    if type(to) is exp.DataType and to.this not in _SPECIAL_CASTS:
+        return Generator.cast_sql(generator, node)
+    return _SQLITE_CAST_SQL(generator, node)
+
+
+# SQLite's generator dispatches on node types: the same table, with the cast above.
+_SQLITE_DISPATCH = {**_DIALECTS["sqlite"].generator()._dispatch, exp.Cast: _cast_sql}
 
 
 @functools.lru_cache(maxsize=4096)
 def _to_sqlite(sql: str, source: str, schema: _FrozenSchema) -> str:
     tree, text = parse_one(sql, source=source)
-    _check_tables_and_date_arguments(tree, text)
-    rewriter = _Rewriter(ColumnResolver(_types(schema)))
-    rewriter.plan(tree)
-    rewriter.apply()
-    tree = with_sqlite_functions(tree)
+    typed, rewrites = _survey(tree, text)
+    if typed:
+        rewriter = _Rewriter(ColumnResolver(_types(schema)))
+        rewriter.plan(tree)
+        rewriter.apply()
+    tree = with_sqlite_functions(tree, rewrites)
+    generator = _DIALECTS["sqlite"].generator(unsupported_level=ErrorLevel.RAISE)
+    generator._dispatch = _SQLITE_DISPATCH
     try:
-        return tree.sql(dialect=_DIALECTS["sqlite"], copy=False, unsupported_level=ErrorLevel.RAISE)
+        return generator.generate(tree, copy=False)
     except SqlglotError as error:
         raise TranspileError(f"cannot express the query in SQLite: {_first_line(error)}") from None
 
