@@ -49,7 +49,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Literal, NamedTuple, TypeAlias, cast
 
-from evaluation.scoring.sandbox_child import receive_message, send_message
+from evaluation.scoring.sandbox_child import Inbox, send_message
 
 Outcome: TypeAlias = Literal["ok", "syntax_error", "runtime_error", "timeout", "resource_limit"]
 
@@ -129,6 +129,10 @@ class Sandbox:
         self._process: subprocess.Popen[bytes] | None = None
         self._channel: socket.socket | None = None
         self._answers = select.poll()
+        self._inbox = Inbox(-1)
+        # Requests of queries in flight not yet written: they go in one write before the parent waits.
+        self._outbox: list[bytes] = []
+        self._chars_in_flight = 0
         self._spawned_at = 0.0
         # When the child finished its last answer, on its own clock: CLOCK_MONOTONIC is one clock for the
         # whole machine on Linux. A query starts at that time or at its request, whichever is later.
@@ -184,6 +188,7 @@ class Sandbox:
         todo = deque(index for index, execution in enumerate(executions) if execution is None)
         in_flight: deque[_InFlight] = deque()
         uris: dict[str | os.PathLike[str], str] = {}
+        self._chars_in_flight = 0
         while todo or in_flight:
             seconds = self._seconds_for(queries[todo[0]], in_flight) if todo else None
             if seconds is None:
@@ -199,6 +204,7 @@ class Sandbox:
                     uris[query.db_path] = self._copy(query.db_path).uri
                 sent_at = self._send(uris[query.db_path], query.sql, seconds, in_flight)
                 in_flight.append(_InFlight(index, seconds, query.budgeted, len(query.sql), sent_at))
+                self._chars_in_flight += len(query.sql)
         return cast(list[Execution], executions)  # every entry is set by now
 
     def _seconds_for(self, query: Query, in_flight: deque[_InFlight]) -> float | None:
@@ -207,12 +213,12 @@ class Sandbox:
         left = limits.total_seconds - self._spent if query.budgeted else math.inf
         if not in_flight:
             return min(limits.query_seconds, left)
-        if (
-            len(in_flight) >= _PIPELINE_DEPTH
-            or sum(q.chars for q in in_flight) + len(query.sql) > _PIPELINE_CHARS
-        ):
+        if len(in_flight) >= _PIPELINE_DEPTH or self._chars_in_flight + len(query.sql) > _PIPELINE_CHARS:
             return None
-        if query.budgeted:
+        # Far from the end of the total budget, the sum below cannot come near the bound: skip it.
+        if query.budgeted and not left > 2 * (_PIPELINE_DEPTH + 1) * (
+            limits.query_seconds + limits.kill_grace_seconds
+        ):
             # What the queries in flight may still spend, each up to its budget and the kill grace.
             left -= sum(q.seconds + limits.kill_grace_seconds for q in in_flight if q.budgeted)
             if left < limits.query_seconds + limits.kill_grace_seconds:
@@ -220,7 +226,10 @@ class Sandbox:
         return limits.query_seconds
 
     def _send(self, uri: str, sql: str, seconds: float, in_flight: deque[_InFlight]) -> float:
-        """Send one request; returns when, before it went (the query cannot have started earlier)."""
+        """Send one request; returns when, before it went (the query cannot have started earlier).
+
+        While the child is busy with the queries in flight, the request waits in the outbox, which
+        `_flush` writes at once before the parent waits for an answer."""
         if not in_flight:
             if self._process is None or self._process.poll() is not None:
                 self._spawn_child()
@@ -228,23 +237,45 @@ class Sandbox:
                 self._await_child()
         assert self._channel is not None
         sent_at = time.monotonic()
-        # If the child is gone, waiting for the oldest query in flight (this one, if alone) tells it.
-        with contextlib.suppress(OSError):
-            send_message(self._channel.fileno(), marshal.dumps((uri, sql, seconds)))
+        payload = marshal.dumps((uri, sql, seconds))
+        self._outbox.append(len(payload).to_bytes(8, "big"))
+        self._outbox.append(payload)
+        if not in_flight:  # the child is idle: it goes now
+            self._flush()
         return sent_at
+
+    def _flush(self) -> None:
+        if self._outbox:
+            assert self._channel is not None
+            fd, data = self._channel.fileno(), b"".join(self._outbox)
+            self._outbox.clear()
+            # If the child is gone, waiting for the oldest query in flight (this one, if alone) tells it.
+            with contextlib.suppress(OSError):
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
 
     def _receive_oldest(
         self, in_flight: deque[_InFlight], todo: deque[int], executions: list[Execution | None]
     ) -> None:
         oldest = in_flight.popleft()
+        self._chars_in_flight -= oldest.chars
         # Never later than the query's real start, so that neither its budget nor the total is undercounted.
         started = max(oldest.sent_at, self._free_at)
         assert self._channel is not None
+        inbox = self._inbox
         try:
-            wait = started + oldest.seconds + self.limits.kill_grace_seconds - time.monotonic()
-            if self._answers.poll(max(math.ceil(wait * 1000), 0)):
-                *answer, self._free_at = marshal.loads(receive_message(self._channel.fileno()))
-                execution = Execution(*answer)
+            # Answers read before, with an earlier one, cost no system call.
+            answer = inbox.take()
+            if answer is None:
+                self._flush()
+                # Once an answer has begun to arrive, the rest follows without a deadline, as before.
+                wait = started + oldest.seconds + self.limits.kill_grace_seconds - time.monotonic()
+                if inbox.buffer or self._answers.poll(max(math.ceil(wait * 1000), 0)):
+                    answer = inbox.receive()
+            if answer is not None:
+                *fields, self._free_at = marshal.loads(answer)
+                execution = Execution(*fields)
             else:
                 self._stop_child()
                 execution = Execution(
@@ -260,6 +291,7 @@ class Sandbox:
         if self._channel is None:  # the child is gone: the queries sent after this one go again
             todo.extendleft(reversed([query.index for query in in_flight]))
             in_flight.clear()
+            self._chars_in_flight = 0
 
     def _copy(self, db_path: str | os.PathLike[str]) -> _Copy:
         if self._directory is None:
@@ -306,6 +338,7 @@ class Sandbox:
         # One poll object for the child's life: waiting for an answer is one system call.
         self._answers = select.poll()
         self._answers.register(self._channel.fileno(), select.POLLIN)
+        self._inbox = Inbox(self._channel.fileno())
         self._ready = False
 
     def _await_child(self) -> None:
@@ -313,7 +346,7 @@ class Sandbox:
         try:
             if not self._answers.poll(_CHILD_START_SECONDS * 1000):
                 raise EOFError
-            ready_at = marshal.loads(receive_message(self._channel.fileno()))
+            ready_at = marshal.loads(self._inbox.receive())
         except (EOFError, OSError):
             self._stop_child()
             raise RuntimeError("the SQL sandbox process did not start") from None
@@ -323,6 +356,8 @@ class Sandbox:
         self.startup_seconds += ready_at - self._spawned_at
 
     def _stop_child(self) -> None:
+        self._outbox.clear()
+        self._inbox.buffer.clear()
         if self._channel is not None:
             self._channel.close()
             self._channel = None

@@ -3,7 +3,7 @@
 The child is a fresh interpreter that imports this module and `functions` only, and every submission
 waits for it to start: so neither imports much (no sqlglot, dataclasses, typing, multiprocessing or
 subprocess). Both sides of the pipe send marshal data behind an 8-byte length (`send_message`,
-`receive_message`). Linux only (the memory limit reads /proc).
+`Inbox`). Linux only (the memory limit reads /proc).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from evaluation.scoring.functions import install_functions
 MAX_ERROR_CHARS = 300
 _PROGRESS_STEPS = 1000  # VM instructions between two looks at the clock
 _ONE_WRITE_BYTES = 65_536  # a message up to this size goes out in one write, with its length
+_READ_BYTES = 65_536  # what one read takes in at most, unless a long message needs more
 
 # Far above what a question about these databases needs, far below what hurts.
 _SQLITE_LIMITS = {
@@ -51,20 +52,42 @@ def send_message(fd: int, payload: bytes) -> None:
             view = view[os.write(fd, view) :]
 
 
-def receive_message(fd: int) -> bytes:
-    """Read one message; EOFError when the other side has closed the pipe."""
-    return _read_exactly(fd, int.from_bytes(_read_exactly(fd, 8), "big"))
+class Inbox:
+    """The messages arriving on `fd`: each read takes in all that is there (up to `_READ_BYTES`, or the
+    rest of a long message at once), so several short messages cost one system call."""
 
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.buffer = bytearray()
 
-def _read_exactly(fd: int, size: int) -> bytes:
-    chunks = []
-    while size:
-        chunk = os.read(fd, size)
+    def take(self) -> bytearray | None:
+        """The next message if it has fully arrived, else None (without reading)."""
+        buffer = self.buffer
+        if len(buffer) < 8:
+            return None
+        end = 8 + int.from_bytes(buffer[:8], "big")
+        if len(buffer) < end:
+            return None
+        message = buffer[8:end]
+        del buffer[:end]
+        return message
+
+    def read(self) -> None:
+        """One read, which waits until something arrives; EOFError when the other side has closed."""
+        buffer = self.buffer
+        size = _READ_BYTES
+        if len(buffer) >= 8:
+            size = max(size, 8 + int.from_bytes(buffer[:8], "big") - len(buffer))
+        chunk = os.read(self.fd, size)
         if not chunk:
             raise EOFError
-        chunks.append(chunk)
-        size -= len(chunk)
-    return b"".join(chunks)
+        buffer += chunk
+
+    def receive(self) -> bytearray:
+        """The next message, waiting for it; EOFError when the other side has closed the pipe."""
+        while (message := self.take()) is None:
+            self.read()
+        return message
 
 
 def serve(fd: int) -> None:
@@ -73,13 +96,14 @@ def serve(fd: int) -> None:
     A request is (database URI, SQL, seconds); an answer is the fields of an `Execution`, then when the
     query ended (time.monotonic()).
     """
-    limits = marshal.loads(receive_message(fd))
+    inbox = Inbox(fd)
+    limits = marshal.loads(inbox.receive())
     _confine(limits["memory_bytes"])
     worker = _Worker(limits)
     send_message(fd, marshal.dumps(time.monotonic()))
     while True:
         try:
-            request = receive_message(fd)
+            request = inbox.receive()
         except EOFError:
             return
         send_message(fd, worker.reply(*marshal.loads(request)))
@@ -104,6 +128,9 @@ class _Worker:
         self.kill_grace_seconds = limits["kill_grace_seconds"]
         self.deadline = math.inf
         self.connections: dict[str, sqlite3.Connection] = {}
+        # RLIMIT_CPU as last set: nothing else here changes it, so a query whose limit is the same as the
+        # one before costs no system call for it.
+        self.cpu_limits = resource.getrlimit(resource.RLIMIT_CPU)
 
     def reply(self, uri: str, sql: str, seconds: float) -> bytes:
         result = self.run(uri, sql, seconds)
@@ -117,7 +144,7 @@ class _Worker:
         started = time.perf_counter()
         try:
             connection = self.connection(uri)
-            _arm_cpu_backstop(seconds + self.kill_grace_seconds)
+            self.arm_cpu_backstop(seconds + self.kill_grace_seconds)
             self.deadline = time.monotonic() + seconds
             cursor = connection.execute(sql)
             if cursor.description is None:
@@ -135,6 +162,16 @@ class _Worker:
             return _failure("resource_limit", "the query ran out of memory", started)
         finally:
             self.deadline = math.inf
+
+    def arm_cpu_backstop(self, seconds: float) -> None:
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        soft = math.ceil(usage.ru_utime + usage.ru_stime + seconds) + 1
+        hard = self.cpu_limits[1]
+        if hard != resource.RLIM_INFINITY:
+            soft = min(soft, hard)
+        if (soft, hard) != self.cpu_limits:
+            resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+            self.cpu_limits = (soft, hard)
 
     def expired(self) -> bool:
         return time.monotonic() > self.deadline
@@ -158,15 +195,6 @@ class _Worker:
         connection.set_authorizer(_authorize)
         connection.set_progress_handler(self.expired, _PROGRESS_STEPS)
         return connection
-
-
-def _arm_cpu_backstop(seconds: float) -> None:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    soft = math.ceil(usage.ru_utime + usage.ru_stime + seconds) + 1
-    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
-    if hard != resource.RLIM_INFINITY:
-        soft = min(soft, hard)
-    resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
 
 
 def _authorize(
