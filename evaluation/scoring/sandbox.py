@@ -21,8 +21,9 @@ crashes SQLite fails that query only: the parent starts a fresh child and goes o
 The child is a fresh interpreter (`sys.executable -I`) running `sandbox_child`, started when the sandbox
 is entered (it boots while the caller goes on, up to the first query) and again only after it dies; its
 start-up cost is `Sandbox.startup_seconds`. `execute_many` pipelines its queries: the next requests
-already wait in the pipe while the child runs one, so the two processes do not take turns. Linux only
-(the memory limit reads /proc).
+already wait in the pipe while the child runs one, so the two processes do not take turns; each read
+takes in every answer already there. `open_ahead` has the child open databases while the caller works.
+Linux only (the memory limit reads /proc).
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ import tempfile
 import time
 import urllib.parse
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -133,6 +134,7 @@ class Sandbox:
         # Requests of queries in flight not yet written: they go in one write before the parent waits.
         self._outbox: list[bytes] = []
         self._chars_in_flight = 0
+        self._opening = 0  # databases the child was asked to open ahead, whose answers are not read yet
         self._spawned_at = 0.0
         # When the child finished its last answer, on its own clock: CLOCK_MONOTONIC is one clock for the
         # whole machine on Linux. A query starts at that time or at its request, whichever is later.
@@ -171,6 +173,18 @@ class Sandbox:
 
     def database_sha256(self, db_path: str | os.PathLike[str]) -> str:
         return self._copy(db_path).sha256
+
+    def open_ahead(self, db_paths: Iterable[str | os.PathLike[str]]) -> None:
+        """Copy these databases now and have the child open them (and read their schemas) while the caller
+        does other work, so that their first queries find them open. Their queries wait for it."""
+        uris = [self._copy(db_path).uri for db_path in db_paths]
+        if self._channel is None or not uris:
+            return
+        for uri in uris:
+            payload = marshal.dumps((uri,))
+            self._outbox += (len(payload).to_bytes(8, "big"), payload)
+        self._opening += len(uris)
+        self._flush()
 
     def execute(self, db_path: str | os.PathLike[str], sql: str, *, budgeted: bool = True) -> Execution:
         """Run one query. `budgeted=False` (for the gold queries) keeps it off the total budget."""
@@ -231,6 +245,8 @@ class Sandbox:
         While the child is busy with the queries in flight, the request waits in the outbox, which
         `_flush` writes at once before the parent waits for an answer."""
         if not in_flight:
+            if self._opening and self._process is not None and self._process.poll() is None:
+                self._await_openings()
             if self._process is None or self._process.poll() is not None:
                 self._spawn_child()
             if not self._ready:
@@ -292,6 +308,23 @@ class Sandbox:
             todo.extendleft(reversed([query.index for query in in_flight]))
             in_flight.clear()
             self._chars_in_flight = 0
+
+    def _await_openings(self) -> None:
+        """Read the answers to `open_ahead`: the child's next query cannot start before the last one."""
+        inbox = self._inbox
+        try:
+            if not self._ready:
+                self._await_child()
+            while self._opening:
+                answer = inbox.take()
+                if answer is None:
+                    if not (inbox.buffer or self._answers.poll(_CHILD_START_SECONDS * 1000)):
+                        raise EOFError
+                    answer = inbox.receive()
+                self._free_at = marshal.loads(answer)
+                self._opening -= 1
+        except (EOFError, OSError, RuntimeError):
+            self._stop_child()  # the queries go to a fresh child, which must start
 
     def _copy(self, db_path: str | os.PathLike[str]) -> _Copy:
         if self._directory is None:
@@ -356,6 +389,7 @@ class Sandbox:
         self.startup_seconds += ready_at - self._spawned_at
 
     def _stop_child(self) -> None:
+        self._opening = 0
         self._outbox.clear()
         self._inbox.buffer.clear()
         if self._channel is not None:

@@ -94,7 +94,8 @@ def serve(fd: int) -> None:
     """Read the limits, confine this process, say when it is ready, then answer until the pipe closes.
 
     A request is (database URI, SQL, seconds); an answer is the fields of an `Execution`, then when the
-    query ended (time.monotonic()).
+    query ended (time.monotonic()). A request (database URI,) opens that database ahead of its queries;
+    its answer is when that ended.
     """
     inbox = Inbox(fd)
     limits = marshal.loads(inbox.receive())
@@ -106,7 +107,12 @@ def serve(fd: int) -> None:
             request = inbox.receive()
         except EOFError:
             return
-        send_message(fd, worker.reply(*marshal.loads(request)))
+        request = marshal.loads(request)
+        if len(request) == 1:
+            worker.open_ahead(*request)
+            send_message(fd, marshal.dumps(time.monotonic()))
+        else:
+            send_message(fd, worker.reply(*request))
 
 
 def _confine(memory_bytes: int) -> None:
@@ -126,6 +132,7 @@ class _Worker:
         self.max_sql_bytes = int(limits["max_sql_bytes"])
         self.max_result_bytes = int(limits["max_result_bytes"])
         self.kill_grace_seconds = limits["kill_grace_seconds"]
+        self.query_seconds = limits["query_seconds"]
         self.deadline = math.inf
         self.connections: dict[str, sqlite3.Connection] = {}
         # RLIMIT_CPU as last set: nothing else here changes it, so a query whose limit is the same as the
@@ -139,6 +146,18 @@ class _Worker:
             message = f"the result is larger than {self.max_result_bytes} bytes"
             payload = marshal.dumps(("resource_limit", (), (), message, result[4], time.monotonic()))
         return payload
+
+    def open_ahead(self, uri: str) -> None:
+        """Open the database and read its schema, under a query's limits; a failure is left to its queries."""
+        try:
+            connection = self.connection(uri)
+            self.arm_cpu_backstop(self.query_seconds + self.kill_grace_seconds)
+            self.deadline = time.monotonic() + self.query_seconds
+            connection.execute("SELECT COUNT(*) FROM sqlite_master").fetchall()
+        except (sqlite3.Error, MemoryError):
+            pass
+        finally:
+            self.deadline = math.inf
 
     def run(self, uri: str, sql: str, seconds: float) -> tuple:
         started = time.perf_counter()

@@ -107,8 +107,9 @@ def score_predictions(
         raise ValueError(f"no database file for: {', '.join(missing)}")
     valid = [q for q in questions if q.valid]
     with Sandbox(limits) as sandbox:
-        # Transpiling costs more than running: it goes first, while the sandbox's child boots. Only MySQL
-        # predictions need the column types.
+        # Transpiling costs more than running: it goes first, while the sandbox's child boots and opens the
+        # databases. Only MySQL predictions need the column types.
+        sandbox.open_ahead(dict.fromkeys(database_paths[q.db_id] for q in valid))
         schemas = (
             {db_id: _schema(Path(path)) for db_id, path in database_paths.items()}
             if dialect == "mysql"

@@ -306,3 +306,33 @@ def test_the_child_ends_with_the_sandbox(demo):
 def test_it_must_be_entered_before_use(demo):
     with pytest.raises(RuntimeError):
         Sandbox().execute(demo, NORMAL)
+
+
+def test_databases_opened_ahead_answer_as_before_and_their_time_is_not_a_querys(demo, pristine):
+    with Sandbox(TEST_LIMITS) as sandbox:
+        sandbox.open_ahead([demo, demo])
+        assert sandbox.database_sha256(demo) == pristine
+        started = time.perf_counter()
+        execution = sandbox.execute(demo, INFINITE_CTE)
+        assert (execution.outcome, execution.error) == ("timeout", "the query ran past its time budget")
+        assert time.perf_counter() - started < BUDGET + 1.0
+        assert_still_serves(sandbox, demo)
+        assert sandbox.child_starts == 1
+    assert sha256_of(demo) == pristine
+
+
+def test_a_child_lost_while_opening_ahead_is_replaced_before_the_first_query(demo):
+    with Sandbox(TEST_LIMITS) as sandbox:
+        sandbox.open_ahead([demo])
+        os.kill(sandbox.child_pid, signal.SIGKILL)
+        assert_still_serves(sandbox, demo)
+        assert sandbox.child_starts in (1, 2)  # whether the killed child had said it was ready or not
+
+
+def test_many_answers_of_any_size_read_together_keep_their_order(shared_sandbox, demo):
+    big = "WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r WHERE x < 20000) SELECT x FROM r"
+    sqls = [NORMAL, big, NORMAL, "SELECT nome FROM clienti", big, NORMAL] * 5
+    batch = shared_sandbox.execute_many([Query(demo, sql) for sql in sqls])
+    one_by_one = [shared_sandbox.execute(demo, sql) for sql in sqls]
+    assert [(e.outcome, e.rows) for e in batch] == [(e.outcome, e.rows) for e in one_by_one]
+    assert batch[1].rows == tuple((x,) for x in range(1, 20001))
