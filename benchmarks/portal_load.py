@@ -23,17 +23,13 @@ BROWSING = ["/", "/leaderboard/", "/api/v1/leaderboard", "/metrics/"]
 
 
 def prepare(submissions: int) -> tuple[str, bytes]:
-    from evaluation.services import DEMO_DIR, demo_benchmark_load
+    from evaluation.services import demo_benchmark_load, demo_gold
     from termite_site.accounts.models import User
     from termite_site.accounts.services import api_token_create
 
     demo_benchmark_load()
     user = User.objects.create_user("carico", "carico@example.org", "not-used-" + uuid.uuid4().hex)
-    lines = []
-    for slug in ("biblioteca", "ciclismo"):
-        for line in (DEMO_DIR / f"{slug}.jsonl").read_text().splitlines():
-            item = json.loads(line)
-            lines.append(json.dumps({"question_id": item["id"], "sql": item["gold_sql"]}))
+    lines = [json.dumps({"question_id": qid, "sql": sql}) for qid, sql in demo_gold().items()]
     return api_token_create(user=user, name="load")[1], "\n".join(lines).encode()
 
 

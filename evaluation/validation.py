@@ -7,9 +7,7 @@ admins and printed by commands, and it must be safe to paste into an issue.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import sqlite3
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -160,17 +158,12 @@ def _build(source: DatabaseSource, workdir: Path) -> PreparedDatabase:
         sqlite_sha256=hashlib.sha256(target.read_bytes()).hexdigest(),
         schema_sql=schema_sql,
         sqlite_schema=mysql_dump.sqlite_schema(target),
-        column_types=_column_types(target),
+        column_types=built.schema,
         tables={
             name: {"columns": [column.name for column in info.columns], "rows": info.row_count}
             for name, info in built.tables.items()
         },
     )
-
-
-def _column_types(path: Path) -> dict[str, dict[str, str]]:
-    with contextlib.closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as conn:
-        return dialect.read_schema(conn)
 
 
 def _transpile(source: QuestionSource, database: PreparedDatabase) -> PreparedQuestion:

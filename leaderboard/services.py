@@ -333,18 +333,14 @@ def demo_submissions_load(*, version: BenchmarkVersion) -> int:
     """
     import json
 
-    from evaluation.services import DEMO_DIR
+    from evaluation.services import demo_gold
 
     user, created = get_user_model().objects.get_or_create(
         username=DEMO_SUBMITTER, defaults={"email": "demo@example.org", "affiliation": "Termite Portal"}
     )
     if not created and user.submissions.exists():
         return 0
-    gold = {}
-    for path in sorted(DEMO_DIR.glob("*.jsonl")):
-        for line in path.read_text().splitlines():
-            item = json.loads(line)
-            gold[item["id"]] = item["gold_sql"]
+    gold = demo_gold()
     easy = set(version.questions.filter(hardness="easy").values_list("public_id", flat=True))
     systems = {
         "Oracolo (the demo's own answers)": gold,
