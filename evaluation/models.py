@@ -46,6 +46,15 @@ class BenchmarkVersion(models.Model):
     source_sha256 = models.CharField(max_length=64, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     published_at = models.DateTimeField(null=True, blank=True)
+    # Off by default: on a private submission the breakdowns tell which of a few answers are right
+    # (leaderboard/feedback.py). Staff may open them for a version, e.g. a practice version.
+    private_breakdowns = models.BooleanField(
+        _("breakdowns for private submissions"),
+        default=False,
+        help_text=_(
+            "Show owners of private submissions EA per database and per hardness, and outcome counts."
+        ),
+    )
 
     objects = BenchmarkVersionQuerySet.as_manager()
 
@@ -61,6 +70,10 @@ class BenchmarkVersion(models.Model):
     @property
     def is_published(self) -> bool:
         return self.status == self.Status.PUBLISHED
+
+    def set_private_breakdowns(self, shown: bool) -> None:
+        self.private_breakdowns = shown
+        self.save(update_fields=["private_breakdowns"])
 
     def publish(self) -> None:
         self.status = self.Status.PUBLISHED

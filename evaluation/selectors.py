@@ -1,5 +1,9 @@
 from __future__ import annotations
 
+import math
+from collections import Counter
+from dataclasses import dataclass
+
 from django.db.models import Count, Q
 from django.http import Http404
 
@@ -64,3 +68,35 @@ def changelog_versions() -> list[BenchmarkVersion]:
         )
         .order_by("-published_at")
     )
+
+
+@dataclass(frozen=True)
+class InformationBound:
+    """The most one submission's scores can tell of the hidden data, in bits, through each thing a page
+    shows (leaderboard/feedback.py decides which). A count of right answers out of n takes one of n + 1
+    values: log2(n + 1) bits. EA and EA-strict together are a pair k >= j: log2((n + 1)(n + 2) / 2).
+    Groups add up. The outcome counts split n questions into `outcome_kinds` kinds."""
+
+    questions: int
+    overall_ea: float
+    overall: float  # EA and EA-strict
+    per_database: float
+    per_hardness: float
+    outcome_counts: float
+
+
+def information_bound(*, version: BenchmarkVersion, outcome_kinds: int) -> InformationBound:
+    scored = list(version.questions.scored().values_list("database__slug", "hardness"))
+    n = len(scored)
+    return InformationBound(
+        questions=n,
+        overall_ea=math.log2(n + 1),
+        overall=_pair_bits(n),
+        per_database=sum(map(_pair_bits, Counter(db for db, _level in scored).values())),
+        per_hardness=sum(map(_pair_bits, Counter(level for _db, level in scored).values())),
+        outcome_counts=math.log2(math.comb(n + outcome_kinds - 1, outcome_kinds - 1)),
+    )
+
+
+def _pair_bits(n: int) -> float:
+    return math.log2((n + 1) * (n + 2) / 2)

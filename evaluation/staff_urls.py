@@ -10,6 +10,7 @@ urlpatterns = [
     path("versions/<str:label>/", staff_views.version, name="version"),
     path("versions/<str:label>/databases/new/", staff_views.database_add, name="database_add"),
     path("versions/<str:label>/publish/", staff_views.publish, name="publish"),
+    path("versions/<str:label>/feedback/", staff_views.version_feedback, name="version_feedback"),
     path("questions/<int:pk>/exclusion/", staff_views.question_exclusion, name="question_exclusion"),
     path("reports/<int:pk>/", staff_views.report, name="report"),
 ]

@@ -151,6 +151,25 @@ def publish(request: HttpRequest, label: str) -> HttpResponse:
 
 @staff_required
 @require_POST
+def version_feedback(request: HttpRequest, label: str) -> HttpResponse:
+    """Open or close the breakdowns of private submissions: a feedback rule, so published versions too."""
+    version = get_object_or_404(BenchmarkVersion, label=label)
+    shown = request.POST.get("private_breakdowns") == "on"
+    version.set_private_breakdowns(shown)
+    if shown:
+        messages.success(
+            request,
+            _("Owners of private submissions on %(version)s now see the breakdowns.") % {"version": version},
+        )
+    else:
+        messages.success(
+            request, _("Private submissions on %(version)s show overall scores only.") % {"version": version}
+        )
+    return redirect("staff:version", label=version.label)
+
+
+@staff_required
+@require_POST
 def question_exclusion(request: HttpRequest, pk: int) -> HttpResponse:
     question = get_object_or_404(Question.objects.select_related("version"), pk=pk)
     form = ExcludeQuestionForm(request.POST)

@@ -17,7 +17,7 @@ from django.views.decorators.http import require_GET
 
 from evaluation.models import BenchmarkVersion
 from evaluation.predictions import PredictionFileError
-from leaderboard import exports, ranking, services
+from leaderboard import exports, feedback, ranking, services
 from leaderboard.forms import SubmissionForm
 from leaderboard.models import Submission
 from termite_site import ratelimit
@@ -52,17 +52,25 @@ def token_required(view: Callable) -> Callable:
 
 
 def submission_json(request: HttpRequest, submission: Submission) -> dict:
-    return {
+    seen = feedback.feedback_for(submission, request.user)
+    body = {
         "id": submission.pk,
         "status": submission.status,
         "model_name": submission.model_name,
         "public": submission.is_public,
-        "receipt": submission.receipt,
+        "receipt": submission.receipt if seen.disclosure.own_queries else None,
         "error": submission.failure_reason or None,
-        "scores": submission.scores if submission.status == Submission.Status.SCORED else None,
+        "scores": seen.shown,
+        "breakdowns_hidden": seen.breakdowns_note or None,
         "status_url": request.build_absolute_uri(reverse("api:submission_detail", args=[submission.pk])),
         "results_url": request.build_absolute_uri(submission.get_absolute_url()),
     }
+    if seen.disclosure.own_queries:
+        # The static checks only; the owner's SQL is theirs already and stays out of the answer.
+        body["checks"] = [
+            {key: line[key] for key in ("question_id", "check", "message")} for line in seen.questions
+        ]
+    return body
 
 
 @token_required
@@ -125,20 +133,9 @@ def _create(request: HttpRequest) -> JsonResponse:
 @require_GET
 @token_required
 def submission_detail(request: HttpRequest, pk: int) -> JsonResponse:
-    submission = Submission.objects.filter(pk=pk, withdrawn_at__isnull=True).select_related("version").first()
+    submission = Submission.objects.visible_to(request.user).filter(pk=pk).select_related("version").first()
     if submission is None:
         return error(404, "not_found", f"No submission {pk}.")
-    if submission.user_id != request.user.pk and not request.user.is_staff:
-        visible = (
-            submission.is_public
-            and not submission.is_hidden
-            and submission.status == Submission.Status.SCORED
-        )
-        if not visible:
-            return error(404, "not_found", f"No submission {pk}.")
-        body = submission_json(request, submission)
-        body["receipt"] = None  # the receipt is its owner's
-        return JsonResponse(body)
     return JsonResponse(submission_json(request, submission))
 
 

@@ -38,9 +38,22 @@ _SCORES = {
                 "excluded": {"type": "integer"},
             },
         },
-        "per_database": {"type": "object", "additionalProperties": _ACCURACY},
-        "per_hardness": {"type": "object", "additionalProperties": _ACCURACY},
-        "outcomes": {"type": "object", "properties": {name: {"type": "integer"} for name in OUTCOMES}},
+        "per_database": {"type": ["object", "null"], "additionalProperties": _ACCURACY},
+        "per_hardness": {"type": ["object", "null"], "additionalProperties": _ACCURACY},
+        "outcomes": {
+            "type": ["object", "null"],
+            "properties": {name: {"type": "integer"} for name in OUTCOMES},
+        },
+    },
+    "description": "The breakdowns are null on a private submission (see `breakdowns_hidden`).",
+}
+_CHECK = {
+    "type": "object",
+    "description": "What a static check of the owner's query found; never what running it did.",
+    "properties": {
+        "question_id": {"type": "string"},
+        "check": {"type": "string", "enum": ["submitted", "syntax_error", "resource_limit", "not_submitted"]},
+        "message": {"type": ["string", "null"]},
     },
 }
 _SUBMISSION = {
@@ -54,6 +67,8 @@ _SUBMISSION = {
         "receipt": {"type": ["object", "null"]},
         "error": {"type": ["string", "null"]},
         "scores": {"oneOf": [{"type": "null"}, _SCORES]},
+        "breakdowns_hidden": {"type": ["string", "null"], "description": "Why the breakdowns are null."},
+        "checks": {"type": "array", "items": _CHECK, "description": "The owner's only, once scored."},
         "status_url": {"type": "string", "format": "uri"},
         "results_url": {"type": "string", "format": "uri"},
     },

@@ -1,37 +1,14 @@
-"""What a results page shows of a scored submission, and to whom."""
+"""The tables of the results and compare pages, from scores that `feedback` has already cut."""
 
 from __future__ import annotations
 
-from django.conf import settings
-
 from evaluation.scoring.metrics import HARDNESS_LEVELS, OUTCOMES
-from leaderboard.models import Submission
-
-# Without TERMITE_SHOW_CORRECTNESS_TO_OWNER, these two outcomes are shown as one: telling the owner which
-# answers were right would let them find the hidden answers by probing.
-HIDDEN_VERDICT = "executed"
-
-
-def owner_outcomes(submission: Submission) -> list[dict]:
-    """The owner's own predictions with their outcome and their own error message, never anything of the gold."""
-    show = settings.TERMITE_SHOW_CORRECTNESS_TO_OWNER
-    rows = []
-    for item in submission.outcomes or []:
-        outcome = item["outcome"]
-        if not show and outcome in ("correct", "wrong_result"):
-            outcome = HIDDEN_VERDICT
-        rows.append(
-            {
-                "question_id": item["question_id"],
-                "outcome": outcome,
-                "error": item.get("error"),
-                "sql": submission.predictions.get(item["question_id"], ""),
-            }
-        )
-    return rows
 
 
 def score_tables(scores: dict) -> dict:
+    """The tables of a results page, from scores as `feedback` cut them: a hidden breakdown is None."""
+    if scores["per_database"] is None:
+        return {"overall": scores["overall"], "per_database": None, "per_hardness": None, "outcomes": None}
     per_hardness = [
         (level, scores["per_hardness"][level]) for level in HARDNESS_LEVELS if level in scores["per_hardness"]
     ]
@@ -43,9 +20,10 @@ def score_tables(scores: dict) -> dict:
     }
 
 
-def comparison(first: Submission, second: Submission) -> dict:
-    """Two scored submissions side by side: overall, per database and per hardness level, with the
-    difference first - second (None where either has no scored question)."""
+def comparison(a: dict, b: dict) -> dict:
+    """Two submissions' scores (as `feedback` cut them) side by side: overall, and per database and per
+    hardness level where both show them, with the difference a - b (None where either has no scored
+    question)."""
 
     def line(name: str, a: dict | None, b: dict | None) -> dict:
         ea_a = a["ea"] if a and a.get("n") else None
@@ -59,18 +37,20 @@ def comparison(first: Submission, second: Submission) -> dict:
             "difference": None if ea_a is None or ea_b is None else ea_a - ea_b,
         }
 
-    a, b = first.scores, second.scores
+    overall = [
+        line("EA", a["overall"], b["overall"]),
+        line(
+            "EA-strict",
+            {"ea": a["overall"]["ea_strict"], "n": a["overall"]["n"]},
+            {"ea": b["overall"]["ea_strict"], "n": b["overall"]["n"]},
+        ),
+    ]
+    if a["per_database"] is None or b["per_database"] is None:
+        return {"overall": overall, "per_database": None, "per_hardness": None}
     databases = sorted(set(a["per_database"]) | set(b["per_database"]))
     levels = [level for level in HARDNESS_LEVELS if level in a["per_hardness"] or level in b["per_hardness"]]
     return {
-        "overall": [
-            line("EA", a["overall"], b["overall"]),
-            line(
-                "EA-strict",
-                {"ea": a["overall"]["ea_strict"], "n": a["overall"]["n"]},
-                {"ea": b["overall"]["ea_strict"], "n": b["overall"]["n"]},
-            ),
-        ],
+        "overall": overall,
         "per_database": [line(db, a["per_database"].get(db), b["per_database"].get(db)) for db in databases],
         "per_hardness": [
             line(level, a["per_hardness"].get(level), b["per_hardness"].get(level)) for level in levels

@@ -22,6 +22,7 @@ from django.utils.translation import gettext_lazy as _
 
 from evaluation.models import BenchmarkVersion, Hardness
 from evaluation.scoring.metrics import HARDNESS_LEVELS
+from leaderboard import feedback
 from leaderboard.models import Submission
 
 logger = logging.getLogger(__name__)
@@ -247,7 +248,7 @@ def _submissions(version: BenchmarkVersion) -> Iterable[dict]:
 
 
 def _submission_row(item: dict, databases: list[str]) -> Row:
-    scores = item["scores"] or {}
+    scores = feedback.public_scores(item["scores"] or {})
     overall = scores.get("overall", {})
     ci = overall.get("ea_ci95")
     return Row(

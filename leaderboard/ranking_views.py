@@ -17,7 +17,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from evaluation.models import BenchmarkVersion
-from leaderboard import charts, exports, presenters, ranking
+from leaderboard import charts, exports, feedback, presenters, ranking
 from leaderboard.forms import CompareForm, RankingForm, RankingView
 from leaderboard.models import Submission
 
@@ -161,11 +161,14 @@ def compare(request: HttpRequest) -> HttpResponse:
         raise Http404("No such scored submission visible to you.")
     first, second = found[ids[0]], found[ids[1]]
     names = (f"A: {first.model_name} (#{first.pk})", f"B: {second.model_name} (#{second.pk})")
+    a, b = (feedback.feedback_for(s, request.user).shown for s in (first, second))
+    comparison = presenters.comparison(a, b)
     context = {
         "first": first,
         "second": second,
-        "comparison": presenters.comparison(first, second),
-        "chart": charts.compare_bars(first.scores, second.scores, names=names),
+        "ci95": (a["overall"]["ea_ci95"], b["overall"]["ea_ci95"]),
+        "comparison": comparison,
+        "chart": charts.compare_bars(a, b, names=names) if comparison["per_database"] is not None else None,
         "indexable": all(s.is_public and not s.is_hidden for s in (first, second)),
     }
     return render(request, "leaderboard/compare.html", context)

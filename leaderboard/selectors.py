@@ -19,6 +19,8 @@ class Quota:
     used_today: int
     used_for_version: int
     next_free_at: datetime | None
+    public_per_version: int
+    public_for_version: int
 
     @property
     def left_today(self) -> int:
@@ -37,4 +39,6 @@ def quota_for(*, user, version: BenchmarkVersion, now: datetime | None = None) -
         used_today=window.count(),
         used_for_version=counted.filter(version=version).count(),
         next_free_at=oldest + QUOTA_WINDOW if oldest else None,
+        public_per_version=settings.TERMITE_PUBLIC_PER_VERSION,
+        public_for_version=counted.filter(version=version, is_public=True).count(),
     )

@@ -50,7 +50,7 @@ def submission_create(*, user, version: BenchmarkVersion, upload: Upload, model_
     with transaction.atomic():
         # Serialise one user's uploads so that two at once cannot both squeeze under the quota.
         get_user_model().objects.select_for_update().filter(pk=user.pk).first()
-        _check_quota(user=user, version=version)
+        _check_quota(user=user, version=version, public=bool(model_card.get("is_public")))
         submission = Submission.objects.create(
             user=user,
             version=version,
@@ -66,8 +66,16 @@ def submission_create(*, user, version: BenchmarkVersion, upload: Upload, model_
     return submission
 
 
-def _check_quota(*, user, version: BenchmarkVersion) -> None:
+def _check_quota(*, user, version: BenchmarkVersion, public: bool) -> None:
     quota = selectors.quota_for(user=user, version=version)
+    if public and quota.public_for_version >= quota.public_per_version:
+        raise QuotaExceeded(
+            _(
+                "You already have %(n)s public submissions for %(version)s, the most one person may hold: "
+                "upload this one as private."
+            )
+            % {"n": quota.public_per_version, "version": version}
+        )
     if quota.used_today >= quota.per_day:
         raise QuotaExceeded(
             _(

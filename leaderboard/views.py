@@ -10,7 +10,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from evaluation.models import BenchmarkVersion
 from evaluation.predictions import PredictionFileError
-from leaderboard import charts, presenters, selectors, services
+from leaderboard import charts, feedback, presenters, selectors, services
 from leaderboard.forms import SubmissionForm
 from leaderboard.models import Submission
 from termite_site import ratelimit
@@ -79,13 +79,12 @@ def _visible_submission(request: HttpRequest, pk: int) -> Submission:
 @require_GET
 def submission_detail(request: HttpRequest, pk: int) -> HttpResponse:
     submission = _visible_submission(request, pk)
-    is_owner = request.user == submission.user
-    context = {"submission": submission, "is_owner": is_owner}
-    if submission.status == Submission.Status.SCORED:
-        context["tables"] = presenters.score_tables(submission.scores)
-        context["chart"] = charts.results_bars(submission.scores)
-    if is_owner or request.user.is_staff:
-        context["own_outcomes"] = presenters.owner_outcomes(submission)
+    seen = feedback.feedback_for(submission, request.user)
+    context = {"submission": submission, "is_owner": request.user == submission.user, "feedback": seen}
+    if seen.shown is not None:
+        context["tables"] = presenters.score_tables(seen.shown)
+        if seen.disclosure.breakdowns:
+            context["chart"] = charts.results_bars(seen.shown)
     return render(request, "leaderboard/submission_detail.html", context)
 
 

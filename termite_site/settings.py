@@ -212,8 +212,9 @@ TERMITE_DAILY_QUOTA = env_int("TERMITE_DAILY_QUOTA", 5)
 TERMITE_VERSION_QUOTA = env_int("TERMITE_VERSION_QUOTA", 100)
 TERMITE_MAX_UPLOAD_BYTES = env_int("TERMITE_MAX_UPLOAD_BYTES", 5 * 1024 * 1024)
 TERMITE_MAX_SQL_CHARS = env_int("TERMITE_MAX_SQL_CHARS", 20_000)
-# Showing owners which of their questions were right would let them probe the hidden answers.
-TERMITE_SHOW_CORRECTNESS_TO_OWNER = env_bool("TERMITE_SHOW_CORRECTNESS_TO_OWNER", False)
+# Public submissions show their breakdowns (leaderboard/feedback.py), so each is a probe everyone sees;
+# this bounds how many a user holds per version (withdrawn ones count, as for the quota).
+TERMITE_PUBLIC_PER_VERSION = env_int("TERMITE_PUBLIC_PER_VERSION", 3)
 # The sweeper re-enqueues a submission `running` for longer than this, at most this many times.
 TERMITE_STUCK_AFTER_SECONDS = env_int("TERMITE_STUCK_AFTER_SECONDS", 1800)
 TERMITE_MAX_ATTEMPTS = env_int("TERMITE_MAX_ATTEMPTS", 3)

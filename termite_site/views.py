@@ -7,7 +7,8 @@ from django.shortcuts import render
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_GET
 
-from evaluation.selectors import changelog_versions
+from evaluation.models import BenchmarkVersion
+from evaluation.selectors import changelog_versions, information_bound
 from termite_site.middleware import PRIVATE_PREFIXES
 
 
@@ -25,7 +26,12 @@ def metrics(request: HttpRequest) -> HttpResponse:
         "resamples": metrics.BOOTSTRAP_RESAMPLES,
         "limits": sandbox.DEFAULT_LIMITS,
         "query_seconds": settings.TERMITE_QUERY_TIMEOUT,
+        "public_per_version": settings.TERMITE_PUBLIC_PER_VERSION,
     }
+    version = BenchmarkVersion.objects.latest_published()
+    if version is not None:
+        context["version"] = version
+        context["bound"] = information_bound(version=version, outcome_kinds=len(metrics.OUTCOMES))
     return render(request, "site/metrics.html", context)
 
 

@@ -22,29 +22,31 @@ def scored(make_submission, gold):
     return submission
 
 
-def test_the_owner_sees_scores_chart_receipt_and_own_queries_with_their_errors(client, owner, scored):
+def test_the_owner_sees_overall_scores_receipt_and_own_queries_with_their_static_errors(
+    client, owner, scored
+):
     client.force_login(owner)
     response = client.get(scored.get_absolute_url())
     body = response.content.decode()
     assert response.status_code == 200
-    assert 'id="results-chart"' in body and "results-chart-data" in body and "vendor/plotly" in body
+    assert 'id="ea"' in body and 'id="breakdowns-hidden"' in body and "vendor/plotly" in body
     assert 'id="receipt"' in body and scored.file_sha256 in body
     assert "SELECT 42" in body and "syntax_error" in body
     assert response["X-Robots-Tag"].startswith("noindex")
 
 
-def test_which_answers_were_right_is_hidden_from_the_owner_by_default(client, owner, scored):
+def test_which_answers_were_right_is_never_shown_to_the_owner(client, owner, scored):
     client.force_login(owner)
-    rows = client.get(scored.get_absolute_url()).context["own_outcomes"]
-    outcomes = {row["question_id"]: row["outcome"] for row in rows}
-    assert outcomes["biblioteca-001"] == outcomes["biblioteca-002"] == "executed"
-    assert outcomes["ciclismo-001"] == "syntax_error"
+    rows = client.get(scored.get_absolute_url()).context["feedback"].questions
+    checks = {row["question_id"]: row["check"] for row in rows}
+    assert checks["biblioteca-001"] == checks["biblioteca-002"] == "submitted"
+    assert checks["ciclismo-001"] == "syntax_error"
+    assert all("outcome" not in row and "ea" not in row for row in rows)
 
 
-def test_a_setting_lets_owners_see_which_answers_were_right(client, owner, scored, settings):
-    settings.TERMITE_SHOW_CORRECTNESS_TO_OWNER = True
-    client.force_login(owner)
-    rows = client.get(scored.get_absolute_url()).context["own_outcomes"]
+def test_staff_see_which_answers_were_right(client, staff, scored):
+    client.force_login(staff)
+    rows = client.get(scored.get_absolute_url()).context["feedback"].questions
     outcomes = {row["question_id"]: row["outcome"] for row in rows}
     assert (outcomes["biblioteca-001"], outcomes["biblioteca-002"]) == ("wrong_result", "correct")
 

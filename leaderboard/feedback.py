@@ -1,0 +1,107 @@
+"""What a person may see of a submission: the one place that decides it.
+
+The rule (the metrics page states it too): what a participant sees is a function of their own file and of
+the scores, never of the hidden databases in any other way.
+
+- Per question, a participant sees only what a static check of their own SQL decided, before anything ran
+  on the data: not submitted, or a parse, dialect or size error with its message. Whatever running it
+  told (a runtime error and its text, a timeout, a resource limit, right or wrong) is never shown per
+  question, since each would be a bit of the hidden data (a crafted error message, the whole of it).
+- A private submission's owner sees the overall EA, EA-strict and the 95% CI: about log2(n + 1) bits.
+- The breakdowns (EA per database and per hardness level, outcome counts) are shown once a submission is
+  public, where everyone, staff included, sees them; or to the owner when staff open them for a version.
+- Staff see everything.
+
+Every page, API answer, export and chart takes a submission's scores and per-question lines from
+`feedback_for` (or, for the public ranking, `public_scores`); tests/leaderboard/test_feedback_policy.py
+fails when another module reads them directly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.utils.translation import gettext as _
+
+from leaderboard.models import Submission
+
+# Outcomes a static check decides. Rows scored before the scorer said which were static count as run,
+# except `not_submitted`, which is decided by the file alone.
+_STATIC_BY_DEFINITION = frozenset({"not_submitted"})
+BREAKDOWNS = ("per_database", "per_hardness", "outcomes")
+
+
+@dataclass(frozen=True)
+class Disclosure:
+    breakdowns: bool  # EA per database and per hardness level, outcome counts
+    run_details: bool  # per question: outcome, verdict and error text of the run (staff only)
+    own_queries: bool  # the predictions, and their static checks (owner and staff)
+
+
+PUBLIC = Disclosure(breakdowns=True, run_details=False, own_queries=False)
+
+
+def disclosure(submission: Submission, viewer: Any) -> Disclosure:
+    if viewer.is_authenticated and viewer.is_staff:
+        return Disclosure(breakdowns=True, run_details=True, own_queries=True)
+    is_owner = viewer.is_authenticated and submission.user_id == viewer.pk
+    breakdowns = submission.is_public or submission.version.private_breakdowns
+    return Disclosure(breakdowns=breakdowns, run_details=False, own_queries=is_owner)
+
+
+@dataclass(frozen=True)
+class Feedback:
+    disclosure: Disclosure
+    shown: dict | None  # the scores JSON cut to what may be seen; None until scored
+    questions: list[dict]  # one line per question for its owner and staff; empty for anyone else
+    breakdowns_note: str  # why the breakdowns are not shown; empty when they are
+
+
+def feedback_for(submission: Submission, viewer: Any) -> Feedback:
+    seen = disclosure(submission, viewer)
+    scored = submission.status == Submission.Status.SCORED and submission.scores
+    return Feedback(
+        disclosure=seen,
+        shown=visible_scores(submission.scores, seen) if scored else None,
+        questions=question_lines(submission, seen) if seen.own_queries else [],
+        breakdowns_note="" if seen.breakdowns else breakdowns_hidden_note(),
+    )
+
+
+def visible_scores(scores: dict, seen: Disclosure) -> dict:
+    """The scores JSON with the breakdowns set to None where they may not be seen (same keys, so every
+    reader finds them)."""
+    if seen.breakdowns:
+        return scores
+    return {**scores, **dict.fromkeys(BREAKDOWNS)}
+
+
+def public_scores(scores: dict) -> dict:
+    """The scores of a public submission, as the leaderboard and its exports show them to anyone."""
+    return visible_scores(scores, PUBLIC)
+
+
+def question_lines(submission: Submission, seen: Disclosure) -> list[dict]:
+    """Per question: the owner's SQL and what the static check said; for staff, what the run did too."""
+    lines = []
+    for item in submission.outcomes or []:
+        outcome = item["outcome"]
+        static = item.get("static", outcome in _STATIC_BY_DEFINITION)
+        line = {
+            "question_id": item["question_id"],
+            "check": outcome if static else "submitted",
+            "message": item.get("error") if static else None,
+            "sql": submission.predictions.get(item["question_id"], ""),
+        }
+        if seen.run_details:
+            line.update(outcome=outcome, error=item.get("error"), ea=item["ea"], ea_strict=item["ea_strict"])
+        lines.append(line)
+    return lines
+
+
+def breakdowns_hidden_note() -> str:
+    return _(
+        "EA per database and per hardness level and the outcome counts are shown once a submission is "
+        "public: on a private one they would tell which of a few answers are right."
+    )
