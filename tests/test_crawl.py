@@ -28,6 +28,7 @@ pytestmark = pytest.mark.django_db
 PRIVATE_MARK = "ModelloPrivatoZ9"
 MAX_PAGES = 400
 SKIPPED = ("/accounts/logout/", "/static/", "/admin/rq/", "/i18n/")
+PROSE_PAGES = ("/", "/about/", "/metrics/", "/changelog/")
 
 
 def gold_only_values(version) -> set[str]:
@@ -78,6 +79,43 @@ def crawl(client: Client, seeds: list[str]) -> dict[str, object]:
     return pages
 
 
+def hidden_values(version) -> set[str]:
+    """Text values of every table of every built copy that no question or schema shows (the test reads
+    the copies directly, as only the scorer may)."""
+    shown = " ".join(version.questions.values_list("text", flat=True))
+    shown += " ".join(db.schema_sql + db.sqlite_schema for db in version.databases.all())
+    values = set()
+    for database in version.databases.all():
+        with sqlite3.connect(f"file:{database.sqlite_path}?mode=ro", uri=True) as db:
+            tables = [row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+            for table in tables:
+                for row in db.execute(f'SELECT * FROM "{table}"'):
+                    values.update(v for v in row if isinstance(v, str) and len(v) >= 6 and v not in shown)
+    return values
+
+
+def data_reading_predictions(version) -> dict[str, str]:
+    """One prediction per question that makes SQLite quote a whole text column in its error message,
+    and one that turns a fact about the data into a runtime error or not: what a prober would upload."""
+    columns = []
+    for database in version.databases.all():
+        with sqlite3.connect(f"file:{database.sqlite_path}?mode=ro", uri=True) as db:
+            for (table,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'"):
+                for column in db.execute(f'PRAGMA table_info("{table}")'):
+                    if "CHAR" in column[2].upper() or "TEXT" in column[2].upper():
+                        columns.append((table, column[1]))
+    predictions = {}
+    for n, question_id in enumerate(sorted(version.questions.values_list("public_id", flat=True))):
+        table, column = columns[n % len(columns)]
+        reading = f'(SELECT group_concat("{column}", \',\') FROM "{table}")'
+        predictions[question_id] = (
+            f"SELECT json_extract('{{}}', 'x' || {reading})"
+            if n % 2 == 0
+            else f"SELECT CASE WHEN {reading} LIKE '%a%' THEN json_extract('{{}}', 'x') ELSE 1 END"
+        )
+    return predictions
+
+
 @pytest.fixture
 def site(demo_version, owner, other_user, staff, make_submission, gold):
     mine_private = make_submission(
@@ -87,8 +125,15 @@ def site(demo_version, owner, other_user, staff, make_submission, gold):
         model_name="Modello pubblico", is_public=True, predictions={q: "SELECT 1" for q in gold}
     )
     theirs = make_submission(user=other_user, model_name="Altro modello", is_public=True, predictions={})
-    for submission in (mine_private, mine_public, theirs):
+    probing = data_reading_predictions(demo_version)
+    probes = [
+        make_submission(model_name=f"Sonda {dialect}", is_public=public, dialect=dialect, predictions=probing)
+        for dialect in ("sqlite", "mysql")
+        for public in (False, True)
+    ]
+    for submission in (mine_private, mine_public, theirs, *probes):
         submission_score(submission_id=submission.pk)
+    prose = " ".join(Client().get(page).content.decode() for page in PROSE_PAGES)
     token, _raw = api_token_create(user=owner, name="crawl")
     question = demo_version.questions.first()
     report = demo_version.reports.first()
@@ -102,6 +147,7 @@ def site(demo_version, owner, other_user, staff, make_submission, gold):
     }
     seeds = [
         *filled_patterns(ids),
+        *(probe.get_absolute_url() for probe in probes),
         f"/staff/questions/{question.pk}/exclusion/",
         f"/staff/reports/{report.pk}/",
         "/admin/",
@@ -115,6 +161,10 @@ def site(demo_version, owner, other_user, staff, make_submission, gold):
         "seeds": seeds,
         "golds": gold_texts(),
         "values": gold_only_values(demo_version),
+        # Less any that the site's own prose happens to use (first names in the citation, say).
+        "hidden": {value for value in hidden_values(demo_version) if value not in prose},
+        "probes": probes,
+        "probe_pages": {probe.get_absolute_url() for probe in probes},
     }
 
 
@@ -129,21 +179,42 @@ def test_no_page_shows_gold_and_private_work_stays_private(request, who, site):
         client.force_login(user)
     pages = crawl(client, site["seeds"])
     assert len(pages) > 20, sorted(pages)
-    leaks, private_seen, errors = [], [], []
+    leaks, private_seen, errors, data_seen = [], [], [], []
     for path, response in pages.items():
         text = " ".join(response.content.decode(errors="replace").split()) + " " + str(dict(response.items()))
         if any(gold in text for gold in site["golds"]):
             leaks.append(f"{path}: gold query")
-        if any(value in text for value in site["values"]):
+        # Staff see the probes' error texts, which quote the data, gold results included.
+        probe_page = who == "staff" and path in site["probe_pages"]
+        if not probe_page and any(value in text for value in site["values"]):
             leaks.append(f"{path}: a gold result value")
         if PRIVATE_MARK in text:
             private_seen.append(path)
         if response.status_code >= 500:
             errors.append(path)
+        if any(value in text for value in site["hidden"]):
+            data_seen.append(path)
     assert not errors, errors
-    # The failure lists pages, never the gold itself.
+    # The failure lists pages, never the gold or the data itself.
     assert not leaks, leaks
+    if who == "staff":  # the probes did read the data: staff see their error texts
+        assert site["probes"][0].get_absolute_url() in data_seen
+    else:
+        assert data_seen == []
     if who in ("anonymous", "other_user"):
         assert private_seen == []
     else:
         assert site["private"].get_absolute_url() in private_seen
+
+
+@pytest.mark.parametrize("who", ["owner", "other_user"])
+def test_no_api_answer_shows_a_value_of_the_hidden_databases(request, who, site):
+    user = request.getfixturevalue(who)
+    _token, raw = api_token_create(user=user, name="probe")
+    client = Client(HTTP_AUTHORIZATION=f"Bearer {raw}")
+    answers = [client.get("/api/v1/submissions").content.decode()]
+    answers += [client.get(f"/api/v1/submissions/{probe.pk}").content.decode() for probe in site["probes"]]
+    answers.append(client.get("/api/v1/leaderboard").content.decode())
+    assert [n for n, text in enumerate(answers) if any(value in text for value in site["hidden"])] == []
+    if who == "owner":
+        assert all('"checks"' in text for text in answers[1:-1])
