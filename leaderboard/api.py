@@ -55,11 +55,11 @@ def submission_json(request: HttpRequest, submission: Submission) -> dict:
     seen = feedback.feedback_for(submission, request.user)
     body = {
         "id": submission.pk,
-        "status": submission.status,
+        "status": seen.status,
         "model_name": submission.model_name,
         "public": submission.is_public,
         "receipt": submission.receipt if seen.disclosure.own_queries else None,
-        "error": submission.failure_reason or None,
+        "error": seen.failure or None,
         "scores": seen.shown,
         "breakdowns_hidden": seen.breakdowns_note or None,
         "status_url": request.build_absolute_uri(reverse("api:submission_detail", args=[submission.pk])),

@@ -20,8 +20,10 @@ fails when another module reads them directly.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
+from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from leaderboard.models import Submission
@@ -53,20 +55,44 @@ def disclosure(submission: Submission, viewer: Any) -> Disclosure:
 @dataclass(frozen=True)
 class Feedback:
     disclosure: Disclosure
-    shown: dict | None  # the scores JSON cut to what may be seen; None until scored
+    status: str  # as this viewer may see it: `running` until the result is released
+    shown: dict | None  # the scores JSON cut to what may be seen; None until scored and released
     questions: list[dict]  # one line per question for its owner and staff; empty for anyone else
     breakdowns_note: str  # why the breakdowns are not shown; empty when they are
+    failure: str  # why scoring failed, once released
+
+    @property
+    def finished(self) -> bool:
+        return self.status in (Submission.Status.SCORED, Submission.Status.FAILED)
+
+    @property
+    def status_label(self) -> str:
+        return str(Submission.Status(self.status).label)
 
 
-def feedback_for(submission: Submission, viewer: Any) -> Feedback:
+def feedback_for(submission: Submission, viewer: Any, *, now: datetime | None = None) -> Feedback:
     seen = disclosure(submission, viewer)
-    scored = submission.status == Submission.Status.SCORED and submission.scores
+    status = visible_status(submission, viewer, now=now)
+    scored = status == Submission.Status.SCORED and submission.scores
     return Feedback(
         disclosure=seen,
+        status=status,
         shown=visible_scores(submission.scores, seen) if scored else None,
-        questions=question_lines(submission, seen) if seen.own_queries else [],
+        questions=question_lines(submission, seen) if seen.own_queries and scored else [],
         breakdowns_note="" if seen.breakdowns else breakdowns_hidden_note(),
+        failure=submission.failure_reason if status == Submission.Status.FAILED else "",
     )
+
+
+def visible_status(submission: Submission, viewer: Any, *, now: datetime | None = None) -> str:
+    """The status, except that a finished submission stays `running` to participants until its release
+    time: when a result appears must not tell how long its queries ran."""
+    if viewer.is_authenticated and viewer.is_staff:
+        return submission.status
+    released = submission.released_at is None or submission.released_at <= (now or timezone.now())
+    if submission.is_finished and not released:
+        return Submission.Status.RUNNING
+    return submission.status
 
 
 def visible_scores(scores: dict, seen: Disclosure) -> dict:

@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import math
+from datetime import datetime, timedelta
+
 from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
@@ -106,6 +109,9 @@ class Submission(models.Model):
     enqueued_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     scored_at = models.DateTimeField(null=True, blank=True)
+    # When participants see how scoring ended (leaderboard/feedback.py): how long it took depends on the
+    # hidden data, so the time is rounded up to TERMITE_RESULT_RELEASE_SECONDS after it started.
+    released_at = models.DateTimeField(null=True, blank=True)
 
     # The results: `scores` is the object `manage.py score --json` prints; `outcomes` is per question.
     scores = models.JSONField(null=True, blank=True)
@@ -171,7 +177,15 @@ class Submission(models.Model):
         self.status = self.Status.FAILED
         self.failure_reason = reason
         self.failure_retryable = retryable
-        self.save(update_fields=["status", "failure_reason", "failure_retryable"])
+        self.released_at = self._release_time(timezone.now())
+        self.save(update_fields=["status", "failure_reason", "failure_retryable", "released_at"])
+
+    def _release_time(self, finished: datetime) -> datetime:
+        quantum = settings.TERMITE_RESULT_RELEASE_SECONDS
+        if not quantum or self.started_at is None:
+            return finished
+        steps = max(1, math.ceil((finished - self.started_at).total_seconds() / quantum))
+        return self.started_at + timedelta(seconds=steps * quantum)
 
     def mark_scored(self, *, scores: dict, outcomes: list[dict]) -> None:
         self.status = self.Status.SCORED
@@ -182,8 +196,10 @@ class Submission(models.Model):
         self.failure_reason = ""
         self.failure_retryable = False
         self.scored_at = timezone.now()
+        self.released_at = self._release_time(self.scored_at)
         self.save(
             update_fields=[
+                "released_at",
                 "status",
                 "scores",
                 "outcomes",

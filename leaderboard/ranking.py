@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
-from datetime import date
+from datetime import date, datetime
 from typing import Any
 
 from django.core.cache import cache
 from django.db.models import Count
+from django.utils import timezone
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 
@@ -220,7 +222,13 @@ def build_leaderboard(*, version: BenchmarkVersion) -> Leaderboard:
         version.databases.order_by("slug").annotate(n=Count("questions")).values_list("slug", "n")
     )
     databases = list(question_counts)
-    rows = [_submission_row(item, databases) for item in _submissions(version)]
+    now = timezone.now()
+    items = list(_submissions(version))
+    # A row shows from its release time on (leaderboard/feedback.py); the cache lasts until the next one.
+    pending = [item["released_at"] for item in items if item["released_at"] and item["released_at"] > now]
+    if pending:
+        _expire_at(version.label, min(pending))
+    rows = [_submission_row(item, databases) for item in items if item["released_at"] not in pending]
     for item in version.baselines.values(*_BASELINE_FIELDS).order_by("model_name"):
         _insert_by_ea(rows, _baseline_row(item, databases, question_counts))
     ranks = shared_ranks(rows)
@@ -244,6 +252,7 @@ def _submissions(version: BenchmarkVersion) -> Iterable[dict]:
         "model_size",
         "weights",
         "approach",
+        "released_at",
     )
 
 
@@ -383,8 +392,22 @@ def _token_key(label: str) -> str:
     return f"leaderboard:{label}:token"
 
 
+def _expiry_key(label: str) -> str:
+    return f"leaderboard:{label}:expires"
+
+
+def _expire_at(label: str, when: datetime) -> None:
+    """Drop the cached ranking at `when`, when a scored row is released."""
+    cache.set(_expiry_key(label), when.timestamp(), timeout=CACHE_SECONDS)
+
+
 def cache_key(label: str, kind: str) -> str:
-    token = cache.get(_token_key(label))
+    stored = cache.get_many([_token_key(label), _expiry_key(label)])
+    token, expires = stored.get(_token_key(label)), stored.get(_expiry_key(label))
+    if expires is not None and expires <= time.time():
+        cache.delete(_expiry_key(label))
+        forget(label)
+        token = cache.get(_token_key(label))
     if token is None:
         cache.add(_token_key(label), uuid.uuid4().hex, timeout=None)
         token = cache.get(_token_key(label))

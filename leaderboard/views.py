@@ -67,7 +67,8 @@ def submission_new(request: HttpRequest) -> HttpResponse:
 @login_required
 def submission_list(request: HttpRequest) -> HttpResponse:
     submissions = request.user.submissions.filter(withdrawn_at__isnull=True).select_related("version")
-    return render(request, "leaderboard/submission_list.html", {"submissions": submissions})
+    rows = [(submission, feedback.feedback_for(submission, request.user)) for submission in submissions]
+    return render(request, "leaderboard/submission_list.html", {"submissions": submissions, "rows": rows})
 
 
 def _visible_submission(request: HttpRequest, pk: int) -> Submission:
@@ -91,13 +92,14 @@ def submission_detail(request: HttpRequest, pk: int) -> HttpResponse:
 @require_GET
 def submission_status(request: HttpRequest, pk: int) -> JsonResponse:
     submission = _visible_submission(request, pk)
+    seen = feedback.feedback_for(submission, request.user)
     return JsonResponse(
         {
             "id": submission.pk,
-            "status": submission.status,
-            "status_label": submission.get_status_display(),
-            "finished": submission.is_finished,
-            "error": submission.failure_reason or None,
+            "status": seen.status,
+            "status_label": seen.status_label,
+            "finished": seen.finished,
+            "error": seen.failure or None,
         }
     )
 

@@ -215,6 +215,9 @@ TERMITE_MAX_SQL_CHARS = env_int("TERMITE_MAX_SQL_CHARS", 20_000)
 # Public submissions show their breakdowns (leaderboard/feedback.py), so each is a probe everyone sees;
 # this bounds how many a user holds per version (withdrawn ones count, as for the quota).
 TERMITE_PUBLIC_PER_VERSION = env_int("TERMITE_PUBLIC_PER_VERSION", 3)
+# How long scoring took depends on the hidden data: participants see a result only at the next multiple
+# of this many seconds after scoring started, so the time tells at most log2(job time / this + 1) bits.
+TERMITE_RESULT_RELEASE_SECONDS = env_int("TERMITE_RESULT_RELEASE_SECONDS", 10)
 # The sweeper re-enqueues a submission `running` for longer than this, at most this many times.
 TERMITE_STUCK_AFTER_SECONDS = env_int("TERMITE_STUCK_AFTER_SECONDS", 1800)
 TERMITE_MAX_ATTEMPTS = env_int("TERMITE_MAX_ATTEMPTS", 3)
