@@ -14,6 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from evaluation.text_lines import split_lines
+
 MAX_FILE_BYTES = 5 * 1024 * 1024
 MAX_SQL_CHARS = 20_000
 MAX_ERRORS = 50
@@ -91,7 +93,7 @@ def _read_jsonl(data: bytes, filename: str, questions_by_database) -> tuple[dict
     sql: dict[str, str] = {}
     first_line: dict[str, int] = {}
     errors: list[str] = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(split_lines(text), start=1):
         if len(errors) >= MAX_ERRORS:
             break
         if not line.strip():
@@ -147,6 +149,8 @@ def _read_authors_zip(data: bytes, filename: str, questions_by_database) -> tupl
         return {}, [f"{filename}: unzips to more than {MAX_UNZIPPED_BYTES // 2**20} MB"]
     sql: dict[str, str] = {}
     errors: list[str] = []
+    # A second predict.txt for a database would silently overwrite the first one's answers.
+    member_of: dict[str, str] = {}
     for info in members:
         path = PurePosixPath(info.filename)
         if path.name != "predict.txt" or len(path.parts) < 2:
@@ -156,6 +160,15 @@ def _read_authors_zip(data: bytes, filename: str, questions_by_database) -> tupl
         if db not in questions_by_database:
             errors.append(f"{where}: unknown database {_shown(db)}")
             continue
+        if db in member_of:
+            errors.append(
+                f"{where}: the zip holds it twice; keep one predict.txt per database"
+                if member_of[db] == info.filename
+                else f"{where}: a second predict.txt for database {db} (the first is {member_of[db]});"
+                " keep one per database"
+            )
+            continue
+        member_of[db] = info.filename
         try:
             raw = _read_capped(archive, info)
         except (zipfile.BadZipFile, OSError, EOFError, RuntimeError, ValueError) as error:
@@ -166,7 +179,7 @@ def _read_authors_zip(data: bytes, filename: str, questions_by_database) -> tupl
             errors.append(problem)
             continue
         ids = questions_by_database[db]
-        lines = [line for line in text.splitlines() if line.strip()]
+        lines = [line for line in split_lines(text) if line.strip()]
         if len(lines) > len(ids):
             errors.append(f"{where}: {len(lines)} lines, but {db} has {len(ids)} questions")
             continue

@@ -142,6 +142,72 @@ def test_the_authors_layout_maps_lines_to_questions_in_order():
     assert result.missing == ["negozio-003"]
 
 
+# Characters str.splitlines() takes for line ends; in a query or a JSON string they are ordinary text.
+NOT_LINE_ENDS = ["\u2028", "\u2029", "\x85", "\x0c", "\x0b", "\x1c", "\x1d", "\x1e", "\r"]
+
+
+@pytest.mark.parametrize("character", NOT_LINE_ENDS)
+def test_only_a_newline_ends_a_line_of_the_authors_layout_so_later_lines_keep_their_questions(character):
+    data = authors_zip(
+        {"negozio/predict.txt": f"SELECT 'a{character}b'\tnegozio\nSELECT 2\tnegozio\nSELECT 3\tnegozio\n"}
+    )
+    assert parse(data).sql == {
+        "negozio-001": f"SELECT 'a{character}b'",
+        "negozio-002": "SELECT 2",
+        "negozio-003": "SELECT 3",
+    }
+
+
+def test_the_authors_layout_accepts_windows_line_ends():
+    data = authors_zip({"negozio/predict.txt": "SELECT 1\tnegozio\r\nSELECT 2\r\n"})
+    assert parse(data).sql == {"negozio-001": "SELECT 1", "negozio-002": "SELECT 2"}
+
+
+# JSON lets these stand raw inside a string; the control characters among NOT_LINE_ENDS it does not.
+@pytest.mark.parametrize("character", ["\u2028", "\u2029", "\x85"])
+def test_a_json_string_may_hold_a_raw_character_that_splitlines_would_take_for_a_line_end(character):
+    data = jsonl(
+        f'{{"question_id": "negozio-001", "sql": "SELECT {character}"}}',
+        {"question_id": "negozio-002", "sql": "SELECT 2"},
+    )
+    assert parse(data).sql == {"negozio-001": f"SELECT {character}", "negozio-002": "SELECT 2"}
+
+
+@pytest.mark.parametrize("character", ["\x0c", "\x0b", "\x1c", "\r"])
+def test_a_raw_control_character_in_a_json_string_is_refused_on_its_own_line(character):
+    data = jsonl(
+        f'{{"question_id": "negozio-001", "sql": "SELECT {character}"}}',
+        {"question_id": "negozio-002", "sql": "SELECT 2"},
+    )
+    [error] = errors_of(data)
+    assert error.startswith("p.jsonl: line 1: not a JSON object (Invalid control character")
+
+
+def test_jsonl_errors_count_lines_by_newlines_only():
+    data = jsonl('{"question_id": "negozio-001", "sql": "SELECT \u2028\x85"}', "{bad")
+    assert errors_of(data)[0].startswith("p.jsonl: line 2: not a JSON object")
+
+
+def test_a_zip_holding_the_same_predict_txt_twice_is_refused_naming_it():
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive, pytest.warns(UserWarning, match="Duplicate name"):
+        archive.writestr("negozio/predict.txt", "SELECT 1\tnegozio")
+        archive.writestr("negozio/predict.txt", "SELECT 2\tnegozio")
+    assert errors_of(buffer.getvalue()) == [
+        "p.jsonl: negozio/predict.txt: the zip holds it twice; keep one predict.txt per database"
+    ]
+
+
+def test_a_zip_with_two_predict_txt_for_one_database_is_refused_naming_both():
+    data = authors_zip(
+        {"a/negozio/predict.txt": "SELECT 1\tnegozio", "b/negozio/predict.txt": "SELECT 2\tnegozio"}
+    )
+    assert errors_of(data) == [
+        "p.jsonl: b/negozio/predict.txt: a second predict.txt for database negozio "
+        "(the first is a/negozio/predict.txt); keep one per database"
+    ]
+
+
 @pytest.mark.parametrize(
     ("files", "expected"),
     [
