@@ -105,6 +105,9 @@ class Submission(models.Model):
     attempts = models.PositiveIntegerField(default=0)
     enqueued_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
+    # While a job scores the submission, stamped every TERMITE_HEARTBEAT_SECONDS on the database's clock
+    # (see leaderboard/liveness.py): a running submission whose stamp goes stale lost its job.
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
     scored_at = models.DateTimeField(null=True, blank=True)
 
     # The results: `scores` is the object `manage.py score --json` prints; `outcomes` is per question.

@@ -214,7 +214,10 @@ TERMITE_MAX_UPLOAD_BYTES = env_int("TERMITE_MAX_UPLOAD_BYTES", 5 * 1024 * 1024)
 TERMITE_MAX_SQL_CHARS = env_int("TERMITE_MAX_SQL_CHARS", 20_000)
 # Showing owners which of their questions were right would let them probe the hidden answers.
 TERMITE_SHOW_CORRECTNESS_TO_OWNER = env_bool("TERMITE_SHOW_CORRECTNESS_TO_OWNER", False)
-# The sweeper re-enqueues a submission `running` for longer than this, at most this many times.
+# A scoring job stamps its submission's heartbeat this often; the sweeper re-enqueues a `running`
+# submission silent for three beats (its job died), or, whatever its heartbeat, running for longer than
+# TERMITE_STUCK_AFTER_SECONDS (a job that beats but never ends); each at most TERMITE_MAX_ATTEMPTS times.
+TERMITE_HEARTBEAT_SECONDS = env_float("TERMITE_HEARTBEAT_SECONDS", 5.0)
 TERMITE_STUCK_AFTER_SECONDS = env_int("TERMITE_STUCK_AFTER_SECONDS", 1800)
 TERMITE_MAX_ATTEMPTS = env_int("TERMITE_MAX_ATTEMPTS", 3)
 TERMITE_UPLOAD_RATE_LIMIT = (env_int("TERMITE_UPLOAD_LIMIT_PER_HOUR", 30), 3600)

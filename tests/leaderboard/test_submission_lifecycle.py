@@ -48,6 +48,46 @@ def test_a_recent_running_submission_is_left_alone(db, make_submission, in_proce
     assert requeue_stuck() == []
 
 
+def test_a_running_submission_whose_heartbeat_missed_three_beats_is_requeued_long_before_the_stuck_timer(
+    db, make_submission, gold, in_process, settings
+):
+    settings.TERMITE_STUCK_AFTER_SECONDS = 3600
+    settings.TERMITE_HEARTBEAT_SECONDS = 5
+    # As a scorer killed mid-job leaves it: claimed 20 s ago, silent for more than three beats.
+    submission = make_submission(
+        predictions=gold,
+        status="running",
+        attempts=1,
+        started_at=timezone.now() - timedelta(seconds=20),
+        heartbeat_at=timezone.now() - timedelta(seconds=16),
+    )
+    assert requeue_stuck() == [submission.pk]
+    submission.refresh_from_db()
+    assert (submission.status, submission.attempts, submission.ea) == ("scored", 2, 1.0)
+
+
+def test_a_running_submission_whose_heartbeat_is_fresh_is_left_alone_however_long_it_has_run(
+    db, make_submission, settings
+):
+    settings.TERMITE_STUCK_AFTER_SECONDS = 3600
+    settings.TERMITE_HEARTBEAT_SECONDS = 5
+    make_submission(
+        status="running",
+        attempts=1,
+        started_at=timezone.now() - timedelta(minutes=10),
+        heartbeat_at=timezone.now() - timedelta(seconds=4),
+    )
+    assert requeue_stuck() == []
+
+
+def test_claiming_a_submission_stamps_its_first_heartbeat(db, make_submission, gold, in_process):
+    submission = make_submission(predictions=gold)
+    score_submission(submission.pk)
+    submission.refresh_from_db()
+    # The stamp is on the database's clock (SQLite's to the millisecond), the start on this process's.
+    assert abs(submission.heartbeat_at - submission.started_at) < timedelta(seconds=1)
+
+
 def test_the_sweeper_gives_up_after_the_retry_cap_with_a_readable_reason(db, make_submission, settings):
     settings.TERMITE_MAX_ATTEMPTS = 3
     submission = make_submission(status="running", attempts=3, started_at=timezone.now() - timedelta(days=1))
