@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import threading
+import time
 from dataclasses import dataclass
 from datetime import date, timedelta
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db import transaction
+from django.db import connections, transaction
 from django.db.models import F, Q
 from django.db.models.functions import Now
 from django.utils import timezone
@@ -135,6 +137,36 @@ def _stuck(stale) -> Q:
         | Q(status=Submission.Status.RUNNING, started_at__lt=stale)
         | Q(status=Submission.Status.FAILED, failure_retryable=True)
     )
+
+
+def requeue_stuck_after_start() -> threading.Thread | None:
+    """In the embedded mode (no REDIS_URL), sweep once in the background when a web process starts.
+
+    There no worker sweeps when it starts and no cron is expected, so a submission the previous process
+    was scoring when it died would stay `running` for good. The sweep waits until that process's
+    heartbeats are stale (one beat more than the sweeper's window): a submission still beating then is
+    being scored by a live sibling process (gunicorn runs several), and is left alone. Requeued
+    submissions are scored in this thread, as the in-process queue does. With Redis, the workers sweep
+    when they start (evaluation/worker.py), and cron runs `requeue_stuck`.
+    """
+    if settings.REDIS_URL:
+        return None
+
+    def sweep() -> None:
+        time.sleep((liveness.HEARTBEATS_MISSED + 1) * settings.TERMITE_HEARTBEAT_SECONDS)
+        try:
+            requeued = requeue_stuck()
+        except Exception as error:  # a sweep that cannot run must not take the web process down
+            logger.warning("start-up sweep skipped: %s", type(error).__name__)
+        else:
+            if requeued:
+                logger.info("start-up sweep re-enqueued submissions %s", requeued)
+        finally:
+            connections.close_all()  # this thread's own connections; nothing else closes them
+
+    thread = threading.Thread(target=sweep, name="requeue-stuck-after-start", daemon=True)
+    thread.start()
+    return thread
 
 
 def job_id(submission: Submission) -> str:
