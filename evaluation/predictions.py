@@ -9,16 +9,19 @@ from __future__ import annotations
 
 import io
 import json
+import struct
 import zipfile
+import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from evaluation.text_lines import split_lines
+
 MAX_FILE_BYTES = 5 * 1024 * 1024
 MAX_SQL_CHARS = 20_000
 MAX_ERRORS = 50
-# A zip of predict.txt files for a few hundred questions is tiny; anything that inflates past this is a bomb.
-MAX_UNZIPPED_BYTES = 20 * 1024 * 1024
+# Entries (files and folders) of an authors' zip: one folder and one predict.txt per database is the layout.
 MAX_ZIP_MEMBERS = 500
 
 
@@ -59,7 +62,11 @@ def parse_predictions(
             [f"{filename}: line {line}: the file contains NUL bytes (UTF-16, or not text?); save it as UTF-8"]
         )
     if data[:4] == b"PK\x03\x04":
-        sql, errors = _read_authors_zip(data, filename, questions_by_database)
+        # All its members together may unzip to no more than the upload limit: the same predictions as
+        # JSONL, which spends more characters per line than predict.txt, would have to fit under it too.
+        sql, errors = _read_authors_zip(
+            data, filename, questions_by_database, max_unzipped_bytes=max_file_bytes
+        )
         kind = "authors-zip"
     else:
         sql, errors = _read_jsonl(data, filename, questions_by_database)
@@ -91,7 +98,7 @@ def _read_jsonl(data: bytes, filename: str, questions_by_database) -> tuple[dict
     sql: dict[str, str] = {}
     first_line: dict[str, int] = {}
     errors: list[str] = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(split_lines(text), start=1):
         if len(errors) >= MAX_ERRORS:
             break
         if not line.strip():
@@ -134,39 +141,60 @@ def _read_jsonl(data: bytes, filename: str, questions_by_database) -> tuple[dict
     return sql, errors
 
 
-def _read_authors_zip(data: bytes, filename: str, questions_by_database) -> tuple[dict[str, str], list[str]]:
+def _read_authors_zip(
+    data: bytes, filename: str, questions_by_database, *, max_unzipped_bytes: int
+) -> tuple[dict[str, str], list[str]]:
     """The authors' layout: `<db>/predict.txt`, one `SQL<TAB>db` per line, lines in question order."""
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
-        members = [info for info in archive.infolist() if not info.is_dir()]
+        entries = archive.infolist()
     except (zipfile.BadZipFile, OSError, EOFError) as error:
         return {}, [f"{filename}: not a readable zip ({error})"]
-    if len(members) > MAX_ZIP_MEMBERS:
-        return {}, [f"{filename}: more than {MAX_ZIP_MEMBERS} files in the zip"]
-    if sum(info.file_size for info in members) > MAX_UNZIPPED_BYTES:
-        return {}, [f"{filename}: unzips to more than {MAX_UNZIPPED_BYTES // 2**20} MB"]
+    if len(entries) > MAX_ZIP_MEMBERS:
+        return {}, [f"{filename}: more than {MAX_ZIP_MEMBERS} files and folders in the zip"]
+    limit = f"{max_unzipped_bytes // 1024} KB"
+    # Honest sizes over the limit are refused without inflating anything; lying ones meet the budget below.
+    if sum(info.file_size for info in entries) > max_unzipped_bytes:
+        return {}, [f"{filename}: unzips to more than {limit}, the upload limit"]
+    budget = _Budget(left=max_unzipped_bytes)
     sql: dict[str, str] = {}
     errors: list[str] = []
-    for info in members:
+    # A second predict.txt for a database would silently overwrite the first one's answers.
+    member_of: dict[str, str] = {}
+    for info in entries:
         path = PurePosixPath(info.filename)
-        if path.name != "predict.txt" or len(path.parts) < 2:
+        if info.is_dir() or path.name != "predict.txt" or len(path.parts) < 2:
             continue
         db = path.parts[-2]
         where = f"{filename}: {info.filename}"
         if db not in questions_by_database:
             errors.append(f"{where}: unknown database {_shown(db)}")
             continue
+        if db in member_of:
+            errors.append(
+                f"{where}: the zip holds it twice; keep one predict.txt per database"
+                if member_of[db] == info.filename
+                else f"{where}: a second predict.txt for database {db} (the first is {member_of[db]});"
+                " keep one per database"
+            )
+            continue
+        member_of[db] = info.filename
         try:
-            raw = _read_capped(archive, info)
-        except (zipfile.BadZipFile, OSError, EOFError, RuntimeError, ValueError) as error:
-            errors.append(f"{where}: cannot be read ({error})")
+            raw = _inflate(data, info, budget)
+        except _PastBudget:
+            errors.append(
+                f"{where}: unzips past {limit} (the upload limit, for the whole zip); reading stopped"
+            )
+            break
+        except _Unreadable as error:
+            errors.append(f"{where}: {error}")
             continue
         text, problem = _decode(raw, where)
         if problem:
             errors.append(problem)
             continue
         ids = questions_by_database[db]
-        lines = [line for line in text.splitlines() if line.strip()]
+        lines = [line for line in split_lines(text) if line.strip()]
         if len(lines) > len(ids):
             errors.append(f"{where}: {len(lines)} lines, but {db} has {len(ids)} questions")
             continue
@@ -189,13 +217,79 @@ def _read_authors_zip(data: bytes, filename: str, questions_by_database) -> tupl
     return sql, errors
 
 
-def _read_capped(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
-    # The declared size can lie; stop reading at the cap whatever the header says.
-    with archive.open(info) as handle:
-        data = handle.read(MAX_UNZIPPED_BYTES + 1)
-    if len(data) > MAX_UNZIPPED_BYTES:
-        raise ValueError(f"unzips to more than {MAX_UNZIPPED_BYTES // 2**20} MB")
-    return data
+@dataclass
+class _Budget:
+    """Bytes the members of one zip may still unzip to, counted as they come out of the inflater."""
+
+    left: int
+
+
+class _Unreadable(ValueError):
+    """A zip member refused; the message says why, to follow the member's name."""
+
+
+class _PastBudget(Exception):
+    """The zip's members have unzipped to more than the budget; nothing more of the zip is read."""
+
+
+# Inflate this much at most per step, so that a stream broken part-way wastes at most one step.
+_INFLATE_STEP = 64 * 1024
+_LOCAL_HEADER = struct.Struct("<4s22xHH")  # signature, then the lengths of the name and the extra field
+
+
+def _inflate(data: bytes, info: zipfile.ZipInfo, budget: _Budget) -> bytes:
+    """The member's content, inflating at most `budget.left + 1` bytes whatever its header declares.
+
+    Not `ZipFile.open`: it inflates as much as one read asks for and only then cuts the output at the
+    declared size, so members that declare a few bytes and inflate to megabytes cost that CPU each.
+    zlib's `max_length` stops the inflater itself. What comes out is spent from the budget even when the
+    member is then refused, so a zip of lying members costs one budget in all.
+    """
+    if info.flag_bits & 0x1:
+        raise _Unreadable("encrypted; upload the zip without a password")
+    if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+        # bzip2 and LZMA have no bounded reader in zipfile; zip tools deflate unless told otherwise.
+        raise _Unreadable(
+            f"compressed with method {info.compress_type}, which is not accepted;"
+            " zip it with deflate (the usual method) or without compression"
+        )
+    header = data[info.header_offset : info.header_offset + _LOCAL_HEADER.size]
+    if len(header) < _LOCAL_HEADER.size or header[:4] != b"PK\x03\x04":
+        raise _Unreadable("damaged: no file header where the zip's directory points")
+    _signature, name_length, extra_length = _LOCAL_HEADER.unpack(header)
+    start = info.header_offset + _LOCAL_HEADER.size + name_length + extra_length
+    stored = data[start : start + info.compress_size]
+    if info.compress_type == zipfile.ZIP_STORED:
+        content, complete = stored[: budget.left + 1], True
+        budget.left -= len(content)
+    else:
+        content, complete = _inflate_deflated(stored, budget)
+    if budget.left < 0:
+        raise _PastBudget()
+    if not complete or len(content) != info.file_size or zlib.crc32(content) != info.CRC:
+        raise _Unreadable("damaged: its content does not match the size and checksum the zip declares for it")
+    return content
+
+
+def _inflate_deflated(stored: bytes, budget: _Budget) -> tuple[bytes, bool]:
+    """Inflate a raw deflate stream (as zip members hold it) step by step, spending from `budget` what comes
+    out; returns what came out and whether the stream ended properly."""
+    inflater = zlib.decompressobj(-zlib.MAX_WBITS)
+    pieces: list[bytes] = []
+    pending = stored
+    while not inflater.eof and budget.left >= 0:
+        most = min(_INFLATE_STEP, budget.left + 1)
+        try:
+            piece = inflater.decompress(pending, most)
+        except zlib.error:
+            budget.left -= most  # zlib drops the output of a failed step: spend what it may have made
+            return b"".join(pieces), False
+        budget.left -= len(piece)
+        pieces.append(piece)
+        pending = inflater.unconsumed_tail
+        if not piece and not pending:  # the input ran out before the stream's end
+            break
+    return b"".join(pieces), inflater.eof
 
 
 def _unstorable(text: str) -> str | None:

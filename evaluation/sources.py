@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pyzipper
 
+from evaluation.text_lines import split_lines
+
 ARCHIVE_QUESTIONS = "databases/queries.json"
 # pyzipper has a BadZipFile of its own besides the standard library's.
 _BAD_ZIP = (zipfile.BadZipFile, pyzipper.BadZipFile, zipfile.LargeZipFile, OSError, EOFError)
@@ -160,7 +162,7 @@ def read_questions_jsonl(data: bytes, *, db_slug: str, where: str = "questions")
     text = _decode(data, where)
     questions: list[QuestionSource] = []
     seen: dict[str, int] = {}
-    for line_number, line in enumerate(text.splitlines(), start=1):
+    for line_number, line in enumerate(split_lines(text), start=1):
         if not line.strip():
             continue
         at = f"{where}: line {line_number}"

@@ -108,6 +108,9 @@ class Submission(models.Model):
     attempts = models.PositiveIntegerField(default=0)
     enqueued_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
+    # While a job scores the submission, stamped every TERMITE_HEARTBEAT_SECONDS on the database's clock
+    # (see leaderboard/liveness.py): a running submission whose stamp goes stale lost its job.
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
     scored_at = models.DateTimeField(null=True, blank=True)
     # When participants see how scoring ended (leaderboard/feedback.py): how long it took depends on the
     # hidden data, so the time is rounded up to TERMITE_RESULT_RELEASE_SECONDS after it started.

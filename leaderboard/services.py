@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import threading
+import time
 from dataclasses import dataclass
 from datetime import date, timedelta
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db import transaction
+from django.db import connections, transaction
 from django.db.models import F, Q
+from django.db.models.functions import Now
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -19,7 +22,7 @@ from evaluation.predictions import parse_predictions
 from evaluation.queue import scoring_queue
 from evaluation.scoring.score import SCORER_VERSION
 from evaluation.selectors import question_ids_by_database
-from leaderboard import ranking, selectors
+from leaderboard import liveness, ranking, selectors
 from leaderboard.models import Baseline, Submission
 
 logger = logging.getLogger(__name__)
@@ -113,7 +116,8 @@ def requeue_stuck(*, now=None, dry_run: bool = False) -> list[int]:
     """Re-enqueue what a lost job or a dead worker left behind; safe to run any time, from anywhere.
 
     - `queued` with no live job: Redis was down at upload time, or the job was lost from the queue;
-    - `running` for longer than TERMITE_STUCK_AFTER_SECONDS: the worker died mid-job;
+    - `running` with a heartbeat silent for three beats: its job died mid-way (leaderboard/liveness.py);
+    - `running` for longer than TERMITE_STUCK_AFTER_SECONDS, heartbeat or not: a job that never ends;
     - `failed` for a reason that repairs itself (a database copy was unreadable).
     Each is tried at most TERMITE_MAX_ATTEMPTS times, then fails for good. Scoring claims its row
     atomically, so a submission re-enqueued while its first job still runs is scored once all the same.
@@ -137,9 +141,40 @@ def requeue_stuck(*, now=None, dry_run: bool = False) -> list[int]:
 def _stuck(stale) -> Q:
     return Q(withdrawn_at__isnull=True) & (
         Q(status=Submission.Status.QUEUED)
+        | liveness.silent()
         | Q(status=Submission.Status.RUNNING, started_at__lt=stale)
         | Q(status=Submission.Status.FAILED, failure_retryable=True)
     )
+
+
+def requeue_stuck_after_start() -> threading.Thread | None:
+    """In the embedded mode (no REDIS_URL), sweep once in the background when a web process starts.
+
+    There no worker sweeps when it starts and no cron is expected, so a submission the previous process
+    was scoring when it died would stay `running` for good. The sweep waits until that process's
+    heartbeats are stale (one beat more than the sweeper's window): a submission still beating then is
+    being scored by a live sibling process (gunicorn runs several), and is left alone. Requeued
+    submissions are scored in this thread, as the in-process queue does. With Redis, the workers sweep
+    when they start (evaluation/worker.py), and cron runs `requeue_stuck`.
+    """
+    if settings.REDIS_URL:
+        return None
+
+    def sweep() -> None:
+        time.sleep((liveness.HEARTBEATS_MISSED + 1) * settings.TERMITE_HEARTBEAT_SECONDS)
+        try:
+            requeued = requeue_stuck()
+        except Exception as error:  # a sweep that cannot run must not take the web process down
+            logger.warning("start-up sweep skipped: %s", type(error).__name__)
+        else:
+            if requeued:
+                logger.info("start-up sweep re-enqueued submissions %s", requeued)
+        finally:
+            connections.close_all()  # this thread's own connections; nothing else closes them
+
+    thread = threading.Thread(target=sweep, name="requeue-stuck-after-start", daemon=True)
+    thread.start()
+    return thread
 
 
 def job_id(submission: Submission) -> str:
@@ -174,8 +209,8 @@ def _reset_for_retry(*, pk: int, stale) -> Submission | None:
             )
             return None
         submission.status = Submission.Status.QUEUED
-        submission.started_at = None
-        submission.save(update_fields=["status", "started_at"])
+        submission.started_at = submission.heartbeat_at = None
+        submission.save(update_fields=["status", "started_at", "heartbeat_at"])
         return submission
 
 
@@ -218,14 +253,20 @@ def submission_score(*, submission_id: int) -> str:
 
     claimed = Submission.objects.filter(
         pk=submission_id, status=Submission.Status.QUEUED, withdrawn_at__isnull=True
-    ).update(status=Submission.Status.RUNNING, started_at=timezone.now(), attempts=F("attempts") + 1)
+    ).update(
+        status=Submission.Status.RUNNING,
+        started_at=timezone.now(),
+        heartbeat_at=Now(),
+        attempts=F("attempts") + 1,
+    )
     if claimed != 1:
         return "skipped: not queued"
     submission = Submission.objects.select_related("version").get(pk=submission_id)
     try:
-        report = score_version(
-            version=submission.version, predictions=submission.predictions, dialect=submission.dialect
-        )
+        with liveness.heartbeat(submission_id=submission.pk, attempt=submission.attempts):
+            report = score_version(
+                version=submission.version, predictions=submission.predictions, dialect=submission.dialect
+            )
     except DatabaseUnavailable as error:
         logger.error("submission %s: %s", submission_id, error)
         submission.mark_failed(str(error), retryable=True)

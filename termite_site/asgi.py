@@ -4,3 +4,8 @@ from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "termite_site.settings")
 application = get_asgi_application()
+
+# As in wsgi.py: a serving process sweeps what a dead one left, in the embedded mode.
+from leaderboard.services import requeue_stuck_after_start  # noqa: E402
+
+requeue_stuck_after_start()

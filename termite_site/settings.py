@@ -218,7 +218,10 @@ TERMITE_PUBLIC_PER_VERSION = env_int("TERMITE_PUBLIC_PER_VERSION", 3)
 # How long scoring took depends on the hidden data: participants see a result only at the next multiple
 # of this many seconds after scoring started, so the time tells at most log2(job time / this + 1) bits.
 TERMITE_RESULT_RELEASE_SECONDS = env_int("TERMITE_RESULT_RELEASE_SECONDS", 10)
-# The sweeper re-enqueues a submission `running` for longer than this, at most this many times.
+# A scoring job stamps its submission's heartbeat this often; the sweeper re-enqueues a `running`
+# submission silent for three beats (its job died), or, whatever its heartbeat, running for longer than
+# TERMITE_STUCK_AFTER_SECONDS (a job that beats but never ends); each at most TERMITE_MAX_ATTEMPTS times.
+TERMITE_HEARTBEAT_SECONDS = env_float("TERMITE_HEARTBEAT_SECONDS", 5.0)
 TERMITE_STUCK_AFTER_SECONDS = env_int("TERMITE_STUCK_AFTER_SECONDS", 1800)
 TERMITE_MAX_ATTEMPTS = env_int("TERMITE_MAX_ATTEMPTS", 3)
 TERMITE_UPLOAD_RATE_LIMIT = (env_int("TERMITE_UPLOAD_LIMIT_PER_HOUR", 30), 3600)

@@ -66,6 +66,31 @@ def kill_group(process: subprocess.Popen, sig: int = signal.SIGKILL) -> None:
     process.wait(timeout=30)
 
 
+def kill_tree(process: subprocess.Popen, sig: int = signal.SIGKILL) -> None:
+    """Kill the process with everything below it, as a machine losing power would. Not only its group: an
+    rq work-horse calls setpgrp(), so killing the worker's group leaves the horse running its job."""
+    below = _descendants(process.pid)  # before the kill, which hands them over to init
+    kill_group(process, sig)
+    for pid in below:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, sig)
+
+
+def _descendants(pid: int) -> list[int]:
+    parents: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError):
+            # "pid (command) state ppid ...": the command may hold spaces and parentheses.
+            child, rest = stat.read_text().split(" ", 1)
+            parents.setdefault(int(rest.rsplit(")", 1)[1].split()[1]), []).append(int(child))
+    found, todo = [], [pid]
+    while todo:
+        for child in parents.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
 def stop(process: subprocess.Popen) -> None:
     if process.poll() is None:
         kill_group(process, signal.SIGTERM)

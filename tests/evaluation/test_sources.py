@@ -180,6 +180,20 @@ def test_each_bad_question_line_is_refused_with_its_line_and_field(lines, messag
         read_questions_jsonl(jsonl(*lines), db_slug="negozio", where="q.jsonl")
 
 
+@pytest.mark.parametrize("character", ["\u2028", "\u2029", "\x85"])
+def test_a_question_may_hold_a_raw_character_that_splitlines_would_take_for_a_line_end(character):
+    questions = read_questions_jsonl(
+        jsonl(
+            {"question": "Uno?", "gold_sql": "SELECT 1"}, {"question": "Due?", "gold_sql": "SELECT 2"}
+        ).replace(b"Uno", f"U{character}no".encode()),
+        db_slug="negozio",
+    )
+    assert [(q.public_id, q.text) for q in questions] == [
+        ("negozio-001", f"U{character}no?"),
+        ("negozio-002", "Due?"),
+    ]
+
+
 def test_questions_that_are_not_utf8_are_refused():
     with pytest.raises(SourceError, match="q.jsonl: not UTF-8"):
         read_questions_jsonl(b'{"question": "\xe0?"}', db_slug="negozio", where="q.jsonl")

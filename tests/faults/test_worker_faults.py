@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+import time
 
 import pytest
 from django.db import connection
@@ -15,9 +16,27 @@ from evaluation.services import demo_benchmark_load
 from leaderboard.models import Submission
 from leaderboard.services import Upload, requeue_stuck, submission_create
 from tests.demo import demo_gold, predictions_jsonl
-from tests.processes import ROOT, kill_group, portal_env, run_worker_burst, start_worker, stop, wait_for
+from tests.processes import (
+    ROOT,
+    kill_group,
+    kill_tree,
+    portal_env,
+    run_worker_burst,
+    start_worker,
+    stop,
+    wait_for,
+)
 
-QUICK = {"TERMITE_QUERY_TIMEOUT": "1"}
+QUICK = {"TERMITE_QUERY_TIMEOUT": "1", "TERMITE_HEARTBEAT_SECONDS": "0.5"}
+
+
+@pytest.fixture
+def fast_heartbeats(real_services):
+    """Beats every half second (in the workers too, through QUICK), and a stuck timer far away: a lost job
+    found within seconds was found by its silent heartbeat."""
+    real_services.TERMITE_HEARTBEAT_SECONDS = 0.5
+    real_services.TERMITE_STUCK_AFTER_SECONDS = 3600
+    return real_services
 
 
 def upload(user, version, predictions) -> Submission:
@@ -33,18 +52,25 @@ def status_of(submission: Submission) -> str:
     return Submission.objects.values_list("status", flat=True).get(pk=submission.pk)
 
 
-def test_a_worker_killed_with_sigkill_mid_job_is_swept_and_scored_once(
-    real_services, owner, slow_predictions
+def heartbeat_of(submission: Submission):
+    return Submission.objects.values_list("heartbeat_at", flat=True).get(pk=submission.pk)
+
+
+def test_a_worker_killed_with_sigkill_mid_job_is_requeued_within_seconds_and_scored_once(
+    fast_heartbeats, owner, slow_predictions
 ):
     submission = upload(owner, demo_benchmark_load(), slow_predictions)
     worker = start_worker(**QUICK)
     try:
         wait_for(lambda: status_of(submission) == "running", what="the worker to claim the submission")
+        claimed = heartbeat_of(submission)
+        wait_for(lambda: heartbeat_of(submission) > claimed, what="the job's heartbeat")
     finally:
-        kill_group(worker)  # the worker, its work-horse and the sandbox child, mid-job
+        kill_tree(worker)  # the worker, its work-horse and the sandbox child, mid-job
+    killed = time.monotonic()
     assert status_of(submission) == "running"
-    real_services.TERMITE_STUCK_AFTER_SECONDS = 0  # as if the sweeper ran after the time limit
-    assert requeue_stuck() == [submission.pk]
+    wait_for(lambda: requeue_stuck() == [submission.pk], seconds=30, what="the sweeper to requeue it")
+    assert time.monotonic() - killed < 10  # three missed beats (1.5 s), not TERMITE_STUCK_AFTER_SECONDS
     done = run_worker_burst(**QUICK)
     assert done.returncode == 0, done.stderr[-2000:]
     submission.refresh_from_db()
@@ -70,7 +96,7 @@ def test_two_workers_racing_for_one_submission_score_it_once(real_services, owne
     assert results == ["scored", "skipped: not queued", "skipped: not queued"]
 
 
-def test_a_dropped_database_connection_mid_job_loses_nothing(real_services, owner, slow_predictions):
+def test_a_dropped_database_connection_mid_job_loses_nothing(fast_heartbeats, owner, slow_predictions):
     submission = upload(owner, demo_benchmark_load(), slow_predictions)
     worker = start_worker(**QUICK)
     try:
@@ -83,8 +109,7 @@ def test_a_dropped_database_connection_mid_job_loses_nothing(real_services, owne
         job = scoring_queue().fetch_job(f"submission-{submission.pk}-0")
         wait_for(lambda: job.get_status(refresh=True) in ("failed", "finished"), what="the job to end")
         assert status_of(submission) == "running"  # the job died with its connection, mid-way
-        real_services.TERMITE_STUCK_AFTER_SECONDS = 0
-        assert requeue_stuck() == [submission.pk]
+        wait_for(lambda: requeue_stuck() == [submission.pk], seconds=30, what="the sweeper to requeue it")
         wait_for(lambda: status_of(submission) == "scored", seconds=120, what="the retried job to score it")
     finally:
         stop(worker)

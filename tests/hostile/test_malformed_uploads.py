@@ -25,11 +25,14 @@ def lines(*items) -> bytes:
     return "\n".join(item if isinstance(item, str) else json.dumps(item) for item in items).encode()
 
 
-def zipped(files: dict[str, bytes], *, nested: bytes | None = None) -> bytes:
+def zipped(files: dict[str, bytes], *, declare: int | None = None) -> bytes:
+    """A zip of `files`; with `declare`, its directory gives that size for every member, whatever it holds."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         for name, data in files.items():
             archive.writestr(name, data)
+        for info in archive.infolist():
+            info.file_size = info.file_size if declare is None else declare
     return buffer.getvalue()
 
 
@@ -114,7 +117,14 @@ MALFORMED = [
         id="bom-in-the-middle",
     ),
     pytest.param(
-        zipped({"biblioteca/predict.txt": b"\0" * (30 * 2**20)}), "unzips to more than 20 MB", id="zip-bomb"
+        zipped({"biblioteca/predict.txt": b"\0" * (30 * 2**20)}),
+        "unzips to more than 5120 KB, the upload limit",
+        id="zip-bomb",
+    ),
+    pytest.param(
+        zipped({f"{db}/predict.txt": b"\0" * (20 * 2**20) for db in ("biblioteca", "ciclismo")}, declare=10),
+        "biblioteca/predict.txt: unzips past 5120 KB (the upload limit, for the whole zip)",
+        id="zip-members-lying-about-their-size",
     ),
     pytest.param(
         zipped({f"f{n}/predict.txt": b"x" for n in range(600)}),

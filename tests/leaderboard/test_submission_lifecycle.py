@@ -9,8 +9,9 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from evaluation.jobs import score_submission
+from leaderboard.liveness import heartbeat
 from leaderboard.models import Submission
-from leaderboard.services import Upload, requeue_stuck, submission_create
+from leaderboard.services import Upload, requeue_stuck, requeue_stuck_after_start, submission_create
 from tests.demo import predictions_jsonl
 from tests.processes import require_postgresql, run_worker_burst
 
@@ -46,6 +47,86 @@ def test_a_dead_worker_leaves_a_running_submission_that_the_sweeper_scores_once(
 def test_a_recent_running_submission_is_left_alone(db, make_submission, in_process):
     make_submission(status="running", attempts=1, started_at=timezone.now())
     assert requeue_stuck() == []
+
+
+def test_a_running_submission_whose_heartbeat_missed_three_beats_is_requeued_long_before_the_stuck_timer(
+    db, make_submission, gold, in_process, settings
+):
+    settings.TERMITE_STUCK_AFTER_SECONDS = 3600
+    settings.TERMITE_HEARTBEAT_SECONDS = 5
+    # As a scorer killed mid-job leaves it: claimed 20 s ago, silent for more than three beats.
+    submission = make_submission(
+        predictions=gold,
+        status="running",
+        attempts=1,
+        started_at=timezone.now() - timedelta(seconds=20),
+        heartbeat_at=timezone.now() - timedelta(seconds=16),
+    )
+    assert requeue_stuck() == [submission.pk]
+    submission.refresh_from_db()
+    assert (submission.status, submission.attempts, submission.ea) == ("scored", 2, 1.0)
+
+
+def test_a_running_submission_whose_heartbeat_is_fresh_is_left_alone_however_long_it_has_run(
+    db, make_submission, settings
+):
+    settings.TERMITE_STUCK_AFTER_SECONDS = 3600
+    settings.TERMITE_HEARTBEAT_SECONDS = 5
+    make_submission(
+        status="running",
+        attempts=1,
+        started_at=timezone.now() - timedelta(minutes=10),
+        heartbeat_at=timezone.now() - timedelta(seconds=4),
+    )
+    assert requeue_stuck() == []
+
+
+def test_claiming_a_submission_stamps_its_first_heartbeat(db, make_submission, gold, in_process):
+    submission = make_submission(predictions=gold)
+    score_submission(submission.pk)
+    submission.refresh_from_db()
+    # The stamp is on the database's clock (SQLite's to the millisecond), the start on this process's.
+    assert abs(submission.heartbeat_at - submission.started_at) < timedelta(seconds=1)
+
+
+def test_when_the_embedded_portal_starts_it_requeues_and_scores_what_a_dead_process_left(
+    transactional_db, make_submission, gold, in_process, settings
+):
+    settings.TERMITE_HEARTBEAT_SECONDS = 0.05
+    settings.TERMITE_STUCK_AFTER_SECONDS = 3600
+    silent = timezone.now() - timedelta(minutes=1)
+    running = make_submission(
+        predictions=gold, status="running", attempts=1, started_at=silent, heartbeat_at=silent
+    )
+    queued = make_submission(predictions=gold)
+    sweep = requeue_stuck_after_start()
+    sweep.join(timeout=60)
+    assert not sweep.is_alive()
+    running.refresh_from_db()
+    queued.refresh_from_db()
+    assert (running.status, running.attempts, running.ea) == ("scored", 2, 1.0)
+    assert (queued.status, queued.attempts, queued.ea) == ("scored", 1, 1.0)
+
+
+def test_when_the_embedded_portal_starts_it_leaves_alone_what_a_live_process_is_scoring(
+    transactional_db, make_submission, in_process, settings
+):
+    settings.TERMITE_HEARTBEAT_SECONDS = 0.05
+    settings.TERMITE_STUCK_AFTER_SECONDS = 3600
+    # Claimed a moment ago by another web process (gunicorn runs several), which is still scoring it.
+    submission = make_submission(
+        status="running", attempts=1, started_at=timezone.now(), heartbeat_at=timezone.now()
+    )
+    with heartbeat(submission_id=submission.pk, attempt=1):
+        sweep = requeue_stuck_after_start()
+        sweep.join(timeout=60)
+    submission.refresh_from_db()
+    assert (submission.status, submission.attempts) == ("running", 1)
+
+
+def test_with_redis_the_portal_leaves_the_sweeping_to_the_workers(settings):
+    settings.REDIS_URL = "redis://127.0.0.1:6379/13"
+    assert requeue_stuck_after_start() is None
 
 
 def test_the_sweeper_gives_up_after_the_retry_cap_with_a_readable_reason(db, make_submission, settings):

@@ -6,7 +6,8 @@ from leaderboard.services import requeue_stuck
 class Command(BaseCommand):
     help = (
         "Re-enqueue submissions left behind: queued without a live job (Redis was down, a job was lost), "
-        "running past TERMITE_STUCK_AFTER_SECONDS (the worker died), or failed for a reason that repairs itself. "
+        "running with a heartbeat silent for three beats (the job died) or past TERMITE_STUCK_AFTER_SECONDS, "
+        "or failed for a reason that repairs itself. "
         "Safe to run at any time and from cron; scoring claims each submission atomically."
     )
 
