@@ -21,12 +21,7 @@ def _key(scope: str, subject: str) -> str:
     return f"ratelimit:{scope}:{subject}"
 
 
-def is_limited(scope: str, subject: str, *, limit: int, window: int) -> bool:
-    """Whether the subject has already used up its attempts in this window (does not count one)."""
-    return cache.get(_key(scope, subject), 0) >= limit
-
-
-def count_attempt(scope: str, subject: str, *, window: int) -> int:
+def _count(scope: str, subject: str, *, window: int) -> int:
     key = _key(scope, subject)
     # add() only sets a missing key, so the window starts at the first attempt and is not extended.
     if cache.add(key, 1, timeout=window):
@@ -40,7 +35,7 @@ def count_attempt(scope: str, subject: str, *, window: int) -> int:
 
 def hit(scope: str, subject: str, *, limit: int, window: int) -> bool:
     """Count one attempt; True when it goes over the limit and must be refused."""
-    return count_attempt(scope, subject, window=window) > limit
+    return _count(scope, subject, window=window) > limit
 
 
 def reset(scope: str, subject: str) -> None:
