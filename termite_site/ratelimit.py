@@ -1,6 +1,14 @@
-"""Fixed-window rate limits on the shared cache (Redis in production, a file cache embedded)."""
+"""Fixed-window rate limits on the shared cache (Redis in production, a file cache embedded).
+
+A window is a fixed stretch of the clock, `window` seconds long, and each window counts in a key of its own
+that expires when the window ends, whatever the cache back end does to expiry times on incr(). (As with
+any fixed window, a burst across the boundary of two may make up to twice the limit.)
+"""
 
 from __future__ import annotations
+
+import math
+import time
 
 from django.conf import settings
 from django.core.cache import cache
@@ -17,20 +25,10 @@ def client_ip(request: HttpRequest) -> str:
     return request.META.get("REMOTE_ADDR", "unknown")
 
 
-def _key(scope: str, subject: str) -> str:
-    return f"ratelimit:{scope}:{subject}"
-
-
-def _count(scope: str, subject: str, *, window: int) -> int:
-    key = _key(scope, subject)
-    # add() only sets a missing key, so the window starts at the first attempt and is not extended.
-    if cache.add(key, 1, timeout=window):
-        return 1
-    try:
-        return cache.incr(key)
-    except ValueError:  # expired between add() and incr()
-        cache.add(key, 1, timeout=window)
-        return 1
+def _current(scope: str, subject: str, *, window: int) -> tuple[str, int]:
+    """The key counting this window's attempts, and the seconds left until the window ends."""
+    number, elapsed = divmod(time.time(), window)
+    return f"ratelimit:{scope}:{subject}:{window}:{int(number)}", math.ceil(window - elapsed)
 
 
 def hit(scope: str, subject: str, *, limit: int, window: int) -> bool:
@@ -38,5 +36,20 @@ def hit(scope: str, subject: str, *, limit: int, window: int) -> bool:
     return _count(scope, subject, window=window) > limit
 
 
-def reset(scope: str, subject: str) -> None:
-    cache.delete(_key(scope, subject))
+def _count(scope: str, subject: str, *, window: int) -> int:
+    while True:
+        key, left = _current(scope, subject, window=window)
+        if cache.add(key, 1, timeout=left):
+            return 1
+        try:
+            count = cache.incr(key)
+        except ValueError:  # the window ended, and its key expired, between add() and incr()
+            continue
+        # The file cache's incr() stores the count again with the default timeout (five minutes), which
+        # would end an hourly window after five idle minutes; give the key back its window's end.
+        cache.touch(key, left)
+        return count
+
+
+def reset(scope: str, subject: str, *, window: int) -> None:
+    cache.delete(_current(scope, subject, window=window)[0])

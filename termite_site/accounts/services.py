@@ -41,7 +41,7 @@ def login_attempt_reserve(*, ip: str, username: str) -> bool:
 
 def login_attempts_forget(*, username: str) -> None:
     """After a successful login its account starts afresh; its address keeps its count."""
-    ratelimit.reset("login-account", _account(username))
+    ratelimit.reset("login-account", _account(username), window=settings.LOGIN_RATE_LIMIT_PER_ACCOUNT[1])
 
 
 def _account(username: str) -> str:
