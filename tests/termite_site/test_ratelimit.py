@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -90,3 +92,16 @@ def test_a_reset_forgets_the_attempts_of_the_window(backend, clock):
     use_up(3)
     ratelimit.reset("upload", "7", window=HOUR)
     use_up(3)
+
+
+def test_attempts_made_at_the_same_moment_each_count(backend, clock):
+    attempts, limit = 11, 5
+    together = threading.Barrier(attempts)
+
+    def attempt(_number: int) -> bool:
+        together.wait(timeout=30)
+        return ratelimit.hit("login-account", "ada", limit=limit, window=300)
+
+    with ThreadPoolExecutor(max_workers=attempts) as pool:
+        refused = list(pool.map(attempt, range(attempts)))
+    assert refused.count(False) == limit
