@@ -105,6 +105,23 @@ def test_attempts_arriving_together_get_no_more_password_checks_than_the_limit(o
     assert sorted(statuses) == [200] * 5 + [429] * 6
 
 
+def test_the_admin_logs_in_through_the_sites_rate_limited_login(client, staff, password, settings):
+    settings.LOGIN_RATE_LIMIT_PER_ACCOUNT = (3, 300)
+    login_url = client.get(reverse("admin:index"), follow=True).redirect_chain[-1][0]
+    for number in range(30):
+        client.post(login_url, {"username": "carla", "password": "wrong"}, REMOTE_ADDR=f"10.0.2.{number}")
+    assert client.post(login_url, {"username": "carla", "password": password}).status_code == 429
+    client.post(reverse("admin:login"), {"username": "carla", "password": password})
+    assert "_auth_user_id" not in client.session
+
+
+def test_staff_reach_the_admin_after_the_sites_login(client, staff, password):
+    login_url = client.get(reverse("admin:index"), follow=True).redirect_chain[-1][0]
+    response = client.post(login_url, {"username": "carla", "password": password})
+    assert response.status_code == 302 and response.url == reverse("admin:index")
+    assert client.get(reverse("admin:index")).status_code == 200
+
+
 def test_the_client_address_comes_from_the_proxy_header_only_when_proxies_are_trusted(rf, settings):
     from termite_site.ratelimit import client_ip
 
