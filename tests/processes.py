@@ -9,6 +9,8 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -34,6 +36,36 @@ def portal_env(**extra: str) -> dict[str, str]:
         "ALLOWED_HOSTS": "127.0.0.1,localhost",
         **extra,
     }
+
+
+@contextlib.contextmanager
+def serve(env: dict[str, str], *, log: Path, workers: int = 2, threads: int = 1) -> Iterator[str]:
+    """gunicorn serving the portal on a free port of 127.0.0.1: its URL, until the block ends."""
+    port = free_port()
+    log.parent.mkdir(exist_ok=True)
+    command = [sys.executable, "-m", "gunicorn", "termite_site.wsgi:application"]
+    with log.open("w") as out:
+        server = subprocess.Popen(
+            [*command, "-b", f"127.0.0.1:{port}", "-w", str(workers), "--threads", str(threads)],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        try:
+            wait_for(lambda: _answers(f"http://127.0.0.1:{port}/healthz"), seconds=30, what="gunicorn")
+            yield f"http://127.0.0.1:{port}"
+        finally:
+            stop(server)
+
+
+def _answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2):
+            return True
+    except OSError:
+        return False
 
 
 def run_worker_burst(**env: str) -> subprocess.CompletedProcess:
