@@ -97,9 +97,15 @@ else:
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": DATA_DIR / "portal.sqlite3",
-            # Scoring writes while pages read: WAL and a busy timeout keep the embedded mode from
-            # failing with "database is locked".
-            "OPTIONS": {"timeout": 20, "init_command": "PRAGMA journal_mode=WAL;"},
+            # Scoring writes while pages read, and several workers write at once: WAL lets readers go on
+            # beside a writer, and IMMEDIATE transactions take the write lock when they begin, so a writer
+            # waits its turn (up to the busy timeout) instead of failing with "database is locked" when it
+            # finds it cannot upgrade a read. It also serialises the quota check with the insert it guards.
+            "OPTIONS": {
+                "timeout": 20,
+                "transaction_mode": "IMMEDIATE",
+                "init_command": "PRAGMA journal_mode=WAL;",
+            },
         }
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

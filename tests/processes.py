@@ -1,4 +1,5 @@
-"""Real portal processes for tests: workers and servers sharing the test database, data folder and Redis."""
+"""Real portal processes for tests: workers and servers sharing the test database, data folder and Redis,
+or an embedded portal (SQLite, in-process scoring) on a data folder of its own."""
 
 from __future__ import annotations
 
@@ -36,6 +37,27 @@ def portal_env(**extra: str) -> dict[str, str]:
         "ALLOWED_HOSTS": "127.0.0.1,localhost",
         **extra,
     }
+
+
+def embedded_env(data_dir: Path) -> dict[str, str]:
+    """The embedded mode on a data folder of its own: a SQLite file there, and scoring in-process."""
+    inherited = {
+        name: value for name, value in os.environ.items() if name not in ("DATABASE_URL", "REDIS_URL")
+    }
+    return {
+        **inherited,
+        "DJANGO_SETTINGS_MODULE": "termite_site.settings_test",
+        "TERMITE_DATA_DIR": str(data_dir),
+        "ALLOWED_HOSTS": "127.0.0.1,localhost",
+    }
+
+
+def manage(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
+    done = subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done
 
 
 @contextlib.contextmanager
