@@ -57,7 +57,7 @@ def test_it_refuses_a_nul_in_a_field_name(client):
     assert_refused_as_page(client.post(reverse("accounts:login"), {"user\x00name": "ada"}))
 
 
-def test_it_leaves_a_body_larger_than_any_upload_unread_for_the_view_to_refuse(client, token, settings):
+def test_it_leaves_a_body_larger_than_any_upload_to_the_view_which_refuses_it_unread(client, token, settings):
     settings.TERMITE_MAX_UPLOAD_BYTES = 1024
     body = {
         "version": "\x00",
@@ -65,5 +65,4 @@ def test_it_leaves_a_body_larger_than_any_upload_unread_for_the_view_to_refuse(c
         "predictions": SimpleUploadedFile("p.jsonl", b"x" * 200_000),
     }
     response = client.post(reverse("api:submissions"), body, HTTP_AUTHORIZATION=f"Bearer {token}")
-    assert response.status_code == 413
-    assert not hasattr(response.wsgi_request, "_post")
+    assert response.status_code == 413  # had the middleware read the body, it would have found the NUL: 400
