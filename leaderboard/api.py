@@ -22,11 +22,8 @@ from leaderboard.forms import SubmissionForm
 from leaderboard.models import Submission
 from termite_site import ratelimit
 from termite_site.accounts.services import api_token_authenticate
-
-
-def error(status: int, code: str, message: str, details: list[str] | None = None) -> JsonResponse:
-    body = {"error": {"code": code, "message": message, "details": details or []}}
-    return JsonResponse(body, status=status)
+from termite_site.http import api_error as error
+from termite_site.http import body_too_large
 
 
 def token_required(view: Callable) -> Callable:
@@ -87,8 +84,8 @@ def _create(request: HttpRequest) -> JsonResponse:
     limit, window = settings.TERMITE_UPLOAD_RATE_LIMIT
     if ratelimit.hit("upload", str(request.user.pk), limit=limit, window=window):
         return error(429, "rate_limited", "Too many uploads in the last hour. Try again later.")
-    # Refuse an oversized body before Django reads it: the file cap plus room for the model card.
-    if int(request.META.get("CONTENT_LENGTH") or 0) > settings.TERMITE_MAX_UPLOAD_BYTES + 64 * 1024:
+    # Refuse an oversized body before Django reads it.
+    if body_too_large(request):
         return error(
             413, "too_large", f"The upload is larger than {settings.TERMITE_MAX_UPLOAD_BYTES // 1024} KB."
         )

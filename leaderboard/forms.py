@@ -3,6 +3,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django import forms
+from django.utils.html import escape
 from django.utils.translation import gettext_lazy as _
 
 from evaluation.models import BenchmarkVersion
@@ -21,7 +22,10 @@ class SubmissionForm(forms.ModelForm):
     )
     predictions = forms.FileField(
         label=_("Predictions"),
-        help_text=_('JSONL, one {"question_id": …, "sql": …} per line; or a zip of <db>/predict.txt files.'),
+        # Help texts are rendered as HTML (the password ones carry a list); this one shows a literal "<db>".
+        help_text=escape(
+            _('JSONL, one {"question_id": …, "sql": …} per line; or a zip of <db>/predict.txt files.')
+        ),
     )
 
     paper_url = forms.URLField(label=_("Paper URL"), required=False, assume_scheme="https")

@@ -194,7 +194,7 @@ def openapi_document(*, server_url: str) -> dict:
                     ],
                     "responses": {
                         "200": _json({"$ref": "#/components/schemas/Leaderboard"}, "The ranking"),
-                        **_errors(404),
+                        **_errors(400, 404),
                     },
                 }
             },

@@ -51,7 +51,9 @@ def submission_create(*, user, version: BenchmarkVersion, upload: Upload, model_
         max_sql_chars=settings.TERMITE_MAX_SQL_CHARS,
     )
     with transaction.atomic():
-        # Serialise one user's uploads so that two at once cannot both squeeze under the quota.
+        # Serialise one user's uploads so that two at once cannot both squeeze under the quota: the user's
+        # row lock on PostgreSQL; on SQLite, where select_for_update() does nothing, the transaction itself,
+        # which begins IMMEDIATE there (see DATABASES in settings) and so holds the only write lock.
         get_user_model().objects.select_for_update().filter(pk=user.pk).first()
         _check_quota(user=user, version=version, public=bool(model_card.get("is_public")))
         submission = Submission.objects.create(

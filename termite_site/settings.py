@@ -59,6 +59,8 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
+    # Before anything that reads the request into a query (and after the locale, for its message).
+    "termite_site.middleware.RejectNulMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -95,9 +97,15 @@ else:
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": DATA_DIR / "portal.sqlite3",
-            # Scoring writes while pages read: WAL and a busy timeout keep the embedded mode from
-            # failing with "database is locked".
-            "OPTIONS": {"timeout": 20, "init_command": "PRAGMA journal_mode=WAL;"},
+            # Scoring writes while pages read, and several workers write at once: WAL lets readers go on
+            # beside a writer, and IMMEDIATE transactions take the write lock when they begin, so a writer
+            # waits its turn (up to the busy timeout) instead of failing with "database is locked" when it
+            # finds it cannot upgrade a read. It also serialises the quota check with the insert it guards.
+            "OPTIONS": {
+                "timeout": 20,
+                "transaction_mode": "IMMEDIATE",
+                "init_command": "PRAGMA journal_mode=WAL;",
+            },
         }
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

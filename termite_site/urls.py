@@ -1,5 +1,6 @@
 from django.contrib import admin
 from django.urls import include, path
+from django.views.generic import RedirectView
 
 from termite_site import views
 
@@ -17,5 +18,7 @@ urlpatterns = [
     path("", include("leaderboard.urls")),
     path("i18n/", include("django.conf.urls.i18n")),
     path("admin/rq/", include("django_rq.urls")),
+    # The admin logs in through the site's login, so that its rate limits hold there too (keeping ?next=).
+    path("admin/login/", RedirectView.as_view(pattern_name="accounts:login", query_string=True)),
     path("admin/", admin.site.urls),
 ]

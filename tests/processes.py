@@ -1,4 +1,5 @@
-"""Real portal processes for tests: workers and servers sharing the test database, data folder and Redis."""
+"""Real portal processes for tests: workers and servers sharing the test database, data folder and Redis,
+or an embedded portal (SQLite, in-process scoring) on a data folder of its own."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -34,6 +37,57 @@ def portal_env(**extra: str) -> dict[str, str]:
         "ALLOWED_HOSTS": "127.0.0.1,localhost",
         **extra,
     }
+
+
+def embedded_env(data_dir: Path) -> dict[str, str]:
+    """The embedded mode on a data folder of its own: a SQLite file there, and scoring in-process."""
+    inherited = {
+        name: value for name, value in os.environ.items() if name not in ("DATABASE_URL", "REDIS_URL")
+    }
+    return {
+        **inherited,
+        "DJANGO_SETTINGS_MODULE": "termite_site.settings_test",
+        "TERMITE_DATA_DIR": str(data_dir),
+        "ALLOWED_HOSTS": "127.0.0.1,localhost",
+    }
+
+
+def manage(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
+    done = subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done
+
+
+@contextlib.contextmanager
+def serve(env: dict[str, str], *, log: Path, workers: int = 2, threads: int = 1) -> Iterator[str]:
+    """gunicorn serving the portal on a free port of 127.0.0.1: its URL, until the block ends."""
+    port = free_port()
+    log.parent.mkdir(exist_ok=True)
+    command = [sys.executable, "-m", "gunicorn", "termite_site.wsgi:application"]
+    with log.open("w") as out:
+        server = subprocess.Popen(
+            [*command, "-b", f"127.0.0.1:{port}", "-w", str(workers), "--threads", str(threads)],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        try:
+            wait_for(lambda: _answers(f"http://127.0.0.1:{port}/healthz"), seconds=30, what="gunicorn")
+            yield f"http://127.0.0.1:{port}"
+        finally:
+            stop(server)
+
+
+def _answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2):
+            return True
+    except OSError:
+        return False
 
 
 def run_worker_burst(**env: str) -> subprocess.CompletedProcess:

@@ -4,7 +4,9 @@ from django import forms
 from django.contrib.auth.forms import AuthenticationForm, UserCreationForm
 from django.utils.translation import gettext_lazy as _
 
+from termite_site import ratelimit
 from termite_site.accounts.models import User
+from termite_site.accounts.services import login_attempt_reserve, login_attempts_forget
 
 
 class SignupForm(UserCreationForm):
@@ -21,10 +23,20 @@ class SignupForm(UserCreationForm):
 
 
 class LoginForm(AuthenticationForm):
+    """Django's login, refusing unchecked once an address or an account has made too many attempts."""
+
     error_messages = {
         **AuthenticationForm.error_messages,
         "rate_limited": _("Too many login attempts. Wait a few minutes and try again."),
     }
+
+    def clean(self) -> dict:
+        username = self.cleaned_data.get("username") or ""
+        if not login_attempt_reserve(ip=ratelimit.client_ip(self.request), username=username):
+            raise forms.ValidationError(self.error_messages["rate_limited"], code="rate_limited")
+        cleaned = super().clean()  # checks the password
+        login_attempts_forget(username=username)
+        return cleaned
 
 
 class ProfileForm(forms.ModelForm):

@@ -5,6 +5,7 @@ from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import NON_FIELD_ERRORS
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
@@ -21,24 +22,10 @@ class LoginView(auth_views.LoginView):
     form_class = LoginForm
     template_name = "accounts/login.html"
 
-    def post(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
-        ip = ratelimit.client_ip(request)
-        account = request.POST.get("username", "").strip().lower()
-        ip_limit, ip_window = settings.LOGIN_RATE_LIMIT_PER_IP
-        account_limit, account_window = settings.LOGIN_RATE_LIMIT_PER_ACCOUNT
-        over_ip = ratelimit.hit("login-ip", ip, limit=ip_limit, window=ip_window)
-        if over_ip or ratelimit.is_limited(
-            "login-account", account, limit=account_limit, window=account_window
-        ):
-            form = self.get_form()
-            form.errors.clear()
-            form.add_error(None, form.error_messages["rate_limited"])
-            return self.render_to_response(self.get_context_data(form=form), status=429)
-        response = super().post(request, *args, **kwargs)
-        if request.user.is_authenticated:
-            ratelimit.reset("login-account", account)
-        else:
-            ratelimit.count_attempt("login-account", account, window=account_window)
+    def form_invalid(self, form: LoginForm) -> HttpResponse:
+        response = super().form_invalid(form)
+        if form.has_error(NON_FIELD_ERRORS, "rate_limited"):
+            response.status_code = 429
         return response
 
 

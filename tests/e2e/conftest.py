@@ -7,14 +7,11 @@ The server and the worker are separate processes sharing the test database, so t
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-from tests.processes import ROOT, free_port, portal_env, start_worker, stop, wait_for
+from tests.processes import ROOT, portal_env, serve, start_worker, stop
 from tests.services import REQUIRE_SERVICES
 
 SCREENSHOTS = ROOT / "var" / "screenshots"
@@ -30,41 +27,15 @@ CHROMIUM_ARGS = [
 ]
 
 
-def _answers(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=2):
-            return True
-    except OSError:
-        return False
-
-
 @pytest.fixture
 def live_portal(real_services):
     """The portal's URL, served by gunicorn with a real rqworker, both on the test database."""
-    port = free_port()
-    log = ROOT / "var" / "e2e-server.log"
-    log.parent.mkdir(exist_ok=True)
-    with log.open("w") as out:
-        command = [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            "termite_site.wsgi:application",
-            "-b",
-            f"127.0.0.1:{port}",
-            "-w",
-            "2",
-        ]
-        server = subprocess.Popen(
-            command, cwd=ROOT, env=portal_env(), stdout=out, stderr=subprocess.STDOUT, start_new_session=True
-        )
-        worker = start_worker()
-        try:
-            wait_for(lambda: _answers(f"http://127.0.0.1:{port}/healthz"), seconds=30, what="gunicorn")
-            yield f"http://127.0.0.1:{port}"
-        finally:
-            stop(worker)
-            stop(server)
+    worker = start_worker()
+    try:
+        with serve(portal_env(), log=ROOT / "var" / "e2e-server.log") as url:
+            yield url
+    finally:
+        stop(worker)
 
 
 @pytest.fixture(scope="module")

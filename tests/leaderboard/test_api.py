@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import urllib.error
+import urllib.request
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
@@ -10,6 +16,7 @@ from evaluation.services import version_create_draft
 from leaderboard.models import Submission
 from termite_site.accounts.services import api_token_create
 from tests.demo import predictions_jsonl
+from tests.processes import embedded_env, manage, serve
 
 pytestmark = pytest.mark.django_db
 
@@ -201,3 +208,73 @@ def test_the_openapi_description_lists_every_endpoint_and_status(client):
     post = document["paths"]["/api/v1/submissions"]["post"]
     assert set(post["responses"]) == {"201", "400", "401", "403", "413", "429"}
     assert "/api/v1/submissions/{id}" in document["paths"]
+
+
+# Run in the embedded portal by `manage.py shell`: the demo benchmark, a participant, and their API token.
+EMBEDDED_SETUP = """
+from evaluation.services import demo_benchmark_load
+from termite_site.accounts.models import User
+from termite_site.accounts.services import api_token_create
+
+demo_benchmark_load()
+print(api_token_create(user=User.objects.create_user("ada", "ada@example.org", "x"), name="t")[1])
+"""
+
+
+@pytest.fixture
+def embedded_portal(tmp_path):
+    """gunicorn in the embedded mode: one SQLite file written by every worker, and scoring in the request.
+    Four workers of five threads, so that twenty uploads are all handled at once. Its URL and the
+    participant's token."""
+    env = embedded_env(tmp_path)
+    manage(env, "migrate", "--noinput")
+    token = manage(env, "shell", "-c", EMBEDDED_SETUP).stdout.split()[-1]
+    with serve(env, log=tmp_path / "gunicorn.log", workers=4, threads=5) as url:
+        yield url, token
+
+
+def api_call(url: str, token: str, *, body: bytes | None = None, content_type: str = "") -> tuple[int, dict]:
+    headers = {"Authorization": f"Bearer {token}", **({"Content-Type": content_type} if body else {})}
+    request = urllib.request.Request(url, data=body, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=120) as response:
+            return response.status, json.load(response)
+    except urllib.error.HTTPError as refused:
+        is_json = refused.headers.get_content_type() == "application/json"
+        return refused.code, json.load(refused) if is_json else {"error": {"code": refused.read()[:200]}}
+
+
+def multipart(fields: dict[str, str], *, file_field: str, file_name: str, data: bytes) -> tuple[bytes, str]:
+    boundary = uuid.uuid4().hex
+    parts = [
+        f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n{value}\r\n'.encode()
+        for name, value in fields.items()
+    ]
+    parts.append(
+        f'--{boundary}\r\nContent-Disposition: form-data; name="{file_field}"; filename="{file_name}"\r\n'
+        "Content-Type: application/octet-stream\r\n\r\n".encode()
+        + data
+        + b"\r\n"
+    )
+    return b"".join(parts) + f"--{boundary}--\r\n".encode(), f"multipart/form-data; boundary={boundary}"
+
+
+def test_concurrent_uploads_on_the_embedded_sqlite_wait_their_turn_and_keep_the_quota(embedded_portal, gold):
+    url, token = embedded_portal
+    body, content_type = multipart(
+        {"model_name": "Modello concorrente"},
+        file_field="predictions",
+        file_name="p.jsonl",
+        data=predictions_jsonl(gold),
+    )
+
+    def upload_once(_number: int) -> tuple[int, str]:
+        status, answer = api_call(f"{url}/api/v1/submissions", token, body=body, content_type=content_type)
+        return status, answer["error"]["code"] if status >= 400 else ""
+
+    with ThreadPoolExecutor(max_workers=20) as pool:
+        answers = list(pool.map(upload_once, range(20)))
+    quota = 5  # TERMITE_DAILY_QUOTA's default
+    assert sorted(answers) == [(201, "")] * quota + [(429, "quota_exceeded")] * (20 - quota)
+    status, listed = api_call(f"{url}/api/v1/submissions", token)
+    assert status == 200 and len(listed["submissions"]) == quota

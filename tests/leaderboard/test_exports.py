@@ -274,6 +274,6 @@ def test_the_openapi_document_describes_the_export(client, db):
     operation = document["paths"]["/api/v1/leaderboard"]["get"]
     assert operation["security"] == []
     assert [p["name"] for p in operation["parameters"]] == ["version"]
-    assert set(operation["responses"]) == {"200", "404"}
+    assert set(operation["responses"]) == {"200", "400", "404"}
     row = document["components"]["schemas"]["LeaderboardRow"]
     assert set(row["properties"]) == ROW_KEYS

@@ -40,6 +40,18 @@ def test_the_form_shows_the_quota_left(logged_in):
     assert 'id="quota"' in body and "You can submit 5 more today" in body
 
 
+def test_it_shows_the_zip_layout_in_the_help_text_as_text_not_as_a_tag(logged_in):
+    body = logged_in.get(URL).content.decode()
+    assert "a zip of &lt;db&gt;/predict.txt files" in body
+    assert "<db>" not in body
+
+
+def test_it_shows_the_zip_layout_as_text_in_italian_too(logged_in):
+    body = logged_in.get(URL, HTTP_ACCEPT_LANGUAGE="it").content.decode()
+    assert "zip di file &lt;db&gt;/predict.txt" in body
+    assert "<db>" not in body
+
+
 def test_a_good_upload_is_stored_queued_then_scored_in_process(
     logged_in, owner, gold, in_process, django_capture_on_commit_callbacks
 ):

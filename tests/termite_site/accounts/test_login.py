@@ -1,4 +1,10 @@
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
+from django.contrib.auth.signals import user_login_failed
+from django.db import connections
+from django.test import Client
 from django.urls import reverse
 
 pytestmark = pytest.mark.django_db
@@ -55,6 +61,65 @@ def test_a_successful_login_clears_the_failure_count(client, owner, password, se
     client.logout()
     client.post(LOGIN, {"username": "ada", "password": "wrong"})
     assert client.post(LOGIN, {"username": "ada", "password": password}).status_code == 302
+
+
+@pytest.mark.django_db(
+    transaction=True
+)  # the attempts run on threads of their own, with connections of their own
+def test_attempts_arriving_together_get_no_more_password_checks_than_the_limit(owner, settings):
+    settings.LOGIN_RATE_LIMIT_PER_ACCOUNT = (5, 300)
+    attempts = 11
+    checked: list[str] = []
+    statuses: list[int] = []
+    turn = threading.Condition()
+
+    def all_checked_or_refused() -> bool:
+        return len(checked) + statuses.count(429) == attempts
+
+    def on_failure(sender, credentials, request, **kwargs) -> None:
+        # Each checked attempt waits for every other one to be checked or refused: were attempts counted only
+        # after their check, none would be counted yet, and all of them would be checked.
+        with turn:
+            checked.append(credentials["username"])
+            turn.notify_all()
+            turn.wait_for(all_checked_or_refused, timeout=60)
+
+    def attempt(number: int) -> None:
+        try:
+            response = Client().post(
+                LOGIN, {"username": "ada", "password": "wrong"}, REMOTE_ADDR=f"10.0.1.{number}"
+            )
+        finally:
+            connections.close_all()
+        with turn:
+            statuses.append(response.status_code)
+            turn.notify_all()
+
+    user_login_failed.connect(on_failure)
+    try:
+        with ThreadPoolExecutor(max_workers=attempts) as pool:
+            list(pool.map(attempt, range(attempts)))
+    finally:
+        user_login_failed.disconnect(on_failure)
+    assert len(checked) == 5
+    assert sorted(statuses) == [200] * 5 + [429] * 6
+
+
+def test_the_admin_logs_in_through_the_sites_rate_limited_login(client, staff, password, settings):
+    settings.LOGIN_RATE_LIMIT_PER_ACCOUNT = (3, 300)
+    login_url = client.get(reverse("admin:index"), follow=True).redirect_chain[-1][0]
+    for number in range(30):
+        client.post(login_url, {"username": "carla", "password": "wrong"}, REMOTE_ADDR=f"10.0.2.{number}")
+    assert client.post(login_url, {"username": "carla", "password": password}).status_code == 429
+    client.post(reverse("admin:login"), {"username": "carla", "password": password})
+    assert "_auth_user_id" not in client.session
+
+
+def test_staff_reach_the_admin_after_the_sites_login(client, staff, password):
+    login_url = client.get(reverse("admin:index"), follow=True).redirect_chain[-1][0]
+    response = client.post(login_url, {"username": "carla", "password": password})
+    assert response.status_code == 302 and response.url == reverse("admin:index")
+    assert client.get(reverse("admin:index")).status_code == 200
 
 
 def test_the_client_address_comes_from_the_proxy_header_only_when_proxies_are_trusted(rf, settings):
