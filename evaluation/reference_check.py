@@ -11,12 +11,12 @@ import sqlite3
 
 import pymysql
 
+from evaluation.prepared import Finding, PreparedDatabase, PreparedQuestion
 from evaluation.scoring import fidelity
 from evaluation.scoring.compare import results_match
 from evaluation.scoring.mysql_dump import DumpError
 from evaluation.scoring.reference import ReferenceQueryError, load_dump
 from evaluation.sources import SourceError
-from evaluation.validation import Finding, PreparedDatabase, PreparedQuestion
 
 
 def check_against_reference(

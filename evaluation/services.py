@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from evaluation.gold import encrypt_gold, rotate_gold
 from evaluation.models import BenchmarkVersion, Database, Question, ValidationReport
+from evaluation.prepared import PreparedBenchmark, report_text
 from evaluation.sources import (
     BenchmarkSource,
     DatabaseSource,
@@ -26,7 +27,7 @@ from evaluation.sources import (
     database_source_from_files,
     read_termite_archive,
 )
-from evaluation.validation import PreparedBenchmark, prepare_benchmark, report_text
+from evaluation.validation import prepare_benchmark
 
 
 class VersionStateError(ValueError):

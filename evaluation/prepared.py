@@ -1,0 +1,104 @@
+"""What building and checking a benchmark produces, before it is stored: the built databases, the
+transpiled questions, their findings and the report (evaluation/validation.py builds them, and
+evaluation/reference_check.py adds the reference engine's findings)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from evaluation.sources import DatabaseSource, QuestionSource
+
+# Findings that make a question unscorable; every other finding is a warning shown to admins.
+INVALIDATING = {"gold_untranspilable", "gold_fails", "gold_fails_on_reference"}
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str
+    message: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"code": self.code, "message": self.message}
+
+
+@dataclass
+class PreparedDatabase:
+    source: DatabaseSource
+    sqlite_file: Path
+    sqlite_sha256: str
+    schema_sql: str
+    sqlite_schema: str
+    tables: dict[str, dict]
+    # table -> column -> declared type, which transpiling needs to keep MySQL's comparison rules
+    column_types: dict[str, dict[str, str]]
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def column_count(self) -> int:
+        return sum(len(table["columns"]) for table in self.tables.values())
+
+    @property
+    def row_count(self) -> int:
+        return sum(table["rows"] for table in self.tables.values())
+
+
+@dataclass
+class PreparedQuestion:
+    source: QuestionSource
+    hardness: str
+    gold_sqlite: str
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def is_valid(self) -> bool:
+        return not any(finding.code in INVALIDATING for finding in self.findings)
+
+
+@dataclass
+class PreparedBenchmark:
+    databases: list[PreparedDatabase]
+    questions: list[PreparedQuestion]
+    reference_checked: bool
+
+    def report(self) -> dict:
+        return {
+            "reference_checked": self.reference_checked,
+            "databases": [
+                {
+                    "slug": db.source.slug,
+                    "tables": {name: info["rows"] for name, info in db.tables.items()},
+                    "rows": db.row_count,
+                    "findings": [f.as_dict() for f in db.findings],
+                }
+                for db in self.databases
+            ],
+            "questions": {
+                "total": len(self.questions),
+                "valid": sum(q.is_valid for q in self.questions),
+                "by_hardness": dict(Counter(q.hardness for q in self.questions)),
+                "findings": {
+                    q.source.public_id: [f.as_dict() for f in q.findings]
+                    for q in self.questions
+                    if q.findings
+                },
+            },
+        }
+
+
+def report_text(report: dict) -> str:
+    """The report as the import commands print it and the staff pages show it."""
+    lines = []
+    questions = report["questions"]
+    for db in report["databases"]:
+        tables = ", ".join(f"{name} {rows}" for name, rows in db["tables"].items())
+        lines.append(f"{db['slug']}: {len(db['tables'])} tables, {db['rows']} rows ({tables})")
+        lines.extend(f"  ! {f['code']}: {f['message']}" for f in db["findings"])
+    by_hardness = ", ".join(f"{level} {n}" for level, n in sorted(questions["by_hardness"].items()))
+    lines.append(f"questions: {questions['total']}, valid {questions['valid']} ({by_hardness})")
+    if not report["reference_checked"]:
+        lines.append("reference engine: not checked (TERMITE_REFERENCE_MYSQL_URL is not set)")
+    for public_id, findings in questions["findings"].items():
+        lines.extend(f"  {public_id}: {f['code']}: {f['message']}" for f in findings)
+    return "\n".join(lines)
