@@ -20,6 +20,7 @@ from evaluation.predictions import PredictionFileError
 from leaderboard import exports, feedback, ranking, services
 from leaderboard.forms import SubmissionForm
 from leaderboard.models import Submission
+from leaderboard.openapi import openapi_document
 from termite_site import ratelimit
 from termite_site.accounts.services import api_token_authenticate
 from termite_site.http import api_error as error
@@ -157,6 +158,4 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 def openapi(request: HttpRequest) -> JsonResponse:
-    from leaderboard.openapi import openapi_document
-
     return JsonResponse(openapi_document(server_url=request.build_absolute_uri("/").rstrip("/")))

@@ -4,6 +4,7 @@ import math
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.urls import reverse
@@ -287,8 +288,6 @@ class Baseline(models.Model):
         return f"{self.model_name} ({self.version}, baseline)"
 
     def clean(self) -> None:
-        from django.core.exceptions import ValidationError
-
         if not isinstance(self.per_database, dict) or not self.per_database:
             raise ValidationError({"per_database": _("Give at least one database: {slug: fraction}.")})
         for slug, value in self.per_database.items():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import threading
 import time
@@ -17,15 +18,22 @@ from django.db.models.functions import Now
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from evaluation.grading import DatabaseUnavailable, outcome_rows, score_version
 from evaluation.models import BenchmarkVersion
 from evaluation.predictions import parse_predictions
-from evaluation.queue import scoring_queue
 from evaluation.scoring.score import SCORER_VERSION
 from evaluation.selectors import question_ids_by_database
+from evaluation.services import demo_gold
 from leaderboard import liveness, ranking, selectors
 from leaderboard.models import Baseline, Submission
+from leaderboard.queue import scoring_queue
 
 logger = logging.getLogger(__name__)
+
+
+# The job by its dotted path, as RQ stores it: the job module calls this one, so importing it here would
+# make a cycle.
+SCORE_JOB = "leaderboard.jobs.score_submission"
 
 
 class QuotaExceeded(Exception):
@@ -100,11 +108,9 @@ def submission_enqueue(*, submission: Submission) -> bool:
 
     With no Redis the queue is in-process, so this scores the submission before returning.
     """
-    from evaluation.jobs import score_submission
-
     submission.mark_enqueued()
     try:
-        scoring_queue().enqueue(score_submission, submission.pk, job_id=job_id(submission))
+        scoring_queue().enqueue(SCORE_JOB, submission.pk, job_id=job_id(submission))
     except Exception as error:  # the queue being unreachable must not lose or fail the upload
         logger.warning(
             "submission %s stays queued: could not enqueue (%s)", submission.pk, type(error).__name__
@@ -157,7 +163,7 @@ def requeue_stuck_after_start() -> threading.Thread | None:
     heartbeats are stale (one beat more than the sweeper's window): a submission still beating then is
     being scored by a live sibling process (gunicorn runs several), and is left alone. Requeued
     submissions are scored in this thread, as the in-process queue does. With Redis, the workers sweep
-    when they start (evaluation/worker.py), and cron runs `requeue_stuck`.
+    when they start (leaderboard/worker.py), and cron runs `requeue_stuck`.
     """
     if settings.REDIS_URL:
         return None
@@ -251,7 +257,6 @@ def leaderboard_changed(*, version: BenchmarkVersion) -> None:
 
 def submission_score(*, submission_id: int) -> str:
     """Score one submission; claims its row first, so a retry or a second worker never scores it twice."""
-    from evaluation.grading import DatabaseUnavailable, outcome_rows, score_version
 
     claimed = Submission.objects.filter(
         pk=submission_id, status=Submission.Status.QUEUED, withdrawn_at__isnull=True
@@ -382,10 +387,6 @@ def demo_submissions_load(*, version: BenchmarkVersion) -> int:
     Built from the demo's own question files (our content, not the hidden benchmark); scored here and now
     rather than queued, so the demo needs no worker. Returns how many were made (0 if already there).
     """
-    import json
-
-    from evaluation.services import demo_gold
-
     user, created = get_user_model().objects.get_or_create(
         username=DEMO_SUBMITTER, defaults={"email": "demo@example.org", "affiliation": "Termite Portal"}
     )

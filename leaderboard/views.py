@@ -10,6 +10,9 @@ from django.views.decorators.http import require_GET, require_POST
 
 from evaluation.models import BenchmarkVersion
 from evaluation.predictions import PredictionFileError
+from evaluation.scoring import compare, sandbox
+from evaluation.scoring.metrics import BOOTSTRAP_RESAMPLES, OUTCOMES
+from evaluation.selectors import information_bound
 from leaderboard import charts, feedback, presenters, selectors, services
 from leaderboard.forms import SubmissionForm
 from leaderboard.models import Submission
@@ -113,3 +116,19 @@ def submission_withdraw(request: HttpRequest, pk: int) -> HttpResponse:
     services.submission_withdraw(submission=submission)
     messages.success(request, _("Submission #%(id)s was withdrawn.") % {"id": submission.pk})
     return redirect("leaderboard:submission_list")
+
+
+@require_GET
+def metrics(request: HttpRequest) -> HttpResponse:
+    context = {
+        "rel_tol": f"{compare.REL_TOL:g}",
+        "resamples": BOOTSTRAP_RESAMPLES,
+        "limits": sandbox.DEFAULT_LIMITS,
+        "query_seconds": settings.TERMITE_QUERY_TIMEOUT,
+        "public_per_version": settings.TERMITE_PUBLIC_PER_VERSION,
+    }
+    version = BenchmarkVersion.objects.latest_published()
+    if version is not None:
+        context["version"] = version
+        context["bound"] = information_bound(version=version, outcome_kinds=len(OUTCOMES))
+    return render(request, "leaderboard/metrics.html", context)

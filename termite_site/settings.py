@@ -112,7 +112,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env_str("REDIS_URL")
 # Without Redis the scoring queue runs jobs in-process (django-rq's synchronous mode); see
-# evaluation/queue.py for the in-memory connection that mode still needs.
+# leaderboard/queue.py for the in-memory connection that mode still needs.
 RQ_QUEUES = {
     "scoring": {
         "URL": REDIS_URL or "redis://127.0.0.1:6379/0",
@@ -120,7 +120,7 @@ RQ_QUEUES = {
         "ASYNC": bool(REDIS_URL),
     },
 }
-RQ = {"COMMIT_MODE": "on_db_commit", "WORKER_CLASS": "evaluation.worker.ScoringWorker"}
+RQ = {"COMMIT_MODE": "on_db_commit", "WORKER_CLASS": "leaderboard.worker.ScoringWorker"}
 
 if REDIS_URL:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}

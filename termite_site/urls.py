@@ -2,13 +2,15 @@ from django.contrib import admin
 from django.urls import include, path
 from django.views.generic import RedirectView
 
+from evaluation import views as evaluation_views
+from leaderboard import views as leaderboard_views
 from termite_site import views
 
 urlpatterns = [
     path("", views.home, name="home"),
-    path("metrics/", views.metrics, name="metrics"),
+    path("metrics/", leaderboard_views.metrics, name="metrics"),
     path("about/", views.about, name="about"),
-    path("changelog/", views.changelog, name="changelog"),
+    path("changelog/", evaluation_views.changelog, name="changelog"),
     path("robots.txt", views.robots_txt, name="robots_txt"),
     path("healthz", views.healthz, name="healthz"),
     path("accounts/", include("termite_site.accounts.urls")),

@@ -138,7 +138,7 @@ def real_services(transactional_db, settings):
     require_service("DATABASE_URL", 5432)
     settings.REDIS_URL = require_service("REDIS_URL", 6379)
     require_postgresql()
-    from evaluation.queue import scoring_queue
+    from leaderboard.queue import scoring_queue
 
     scoring_queue().empty()
     return settings

@@ -10,10 +10,10 @@ import time
 import pytest
 from django.db import connection
 
-from evaluation.jobs import score_submission
-from evaluation.queue import scoring_queue
 from evaluation.services import demo_benchmark_load
+from leaderboard.jobs import score_submission
 from leaderboard.models import Submission
+from leaderboard.queue import scoring_queue
 from leaderboard.services import Upload, requeue_stuck, submission_create
 from tests.demo import demo_gold, predictions_jsonl
 from tests.processes import (

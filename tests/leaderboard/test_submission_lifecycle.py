@@ -8,7 +8,7 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from evaluation.jobs import score_submission
+from leaderboard.jobs import score_submission
 from leaderboard.liveness import heartbeat
 from leaderboard.models import Submission
 from leaderboard.services import Upload, requeue_stuck, requeue_stuck_after_start, submission_create
@@ -191,7 +191,7 @@ def test_the_sweeper_command_has_a_dry_run(db, make_submission, capsys):
 def real_queue(transactional_db, redis_url, settings):
     require_postgresql()
     settings.REDIS_URL = redis_url
-    from evaluation.queue import scoring_queue
+    from leaderboard.queue import scoring_queue
 
     scoring_queue().empty()
     return scoring_queue()

@@ -5,18 +5,17 @@ from __future__ import annotations
 
 import logging
 
+from django.db import connections
 from rq import Worker
+
+from evaluation.grading import warm_gold_cache
+from leaderboard.services import requeue_stuck
 
 logger = logging.getLogger(__name__)
 
 
 class ScoringWorker(Worker):
     def work(self, *args, **kwargs):
-        from django.db import connections
-
-        from evaluation.grading import warm_gold_cache
-        from leaderboard.services import requeue_stuck
-
         try:
             requeued = requeue_stuck()
         except Exception as error:  # a sweep that cannot run must not keep the worker from starting

@@ -12,7 +12,7 @@ import pytest
 import redis
 from django.conf import settings
 
-from evaluation.queue import QUEUE_NAME, scoring_queue
+from leaderboard.queue import QUEUE_NAME, scoring_queue
 
 ROOT = Path(__file__).resolve().parents[2]
 

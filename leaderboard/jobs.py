@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from leaderboard.services import submission_score
+
 
 def score_submission(submission_id: int) -> str:
-    from leaderboard.services import submission_score
-
     return submission_score(submission_id=submission_id)
