@@ -85,7 +85,11 @@ def score_version(
     *, version: BenchmarkVersion, predictions: Mapping[str, str], dialect: str = "mysql"
 ) -> ScoreReport:
     limits = Limits(
-        query_seconds=settings.TERMITE_QUERY_TIMEOUT, total_seconds=settings.TERMITE_SUBMISSION_BUDGET
+        query_seconds=settings.TERMITE_QUERY_TIMEOUT,
+        total_seconds=settings.TERMITE_SUBMISSION_BUDGET,
+        max_rows=settings.TERMITE_MAX_RESULT_ROWS,
+        max_result_bytes=settings.TERMITE_MAX_RESULT_BYTES,
+        max_total_result_bytes=settings.TERMITE_SUBMISSION_RESULT_BYTES,
     )
     return score_predictions(
         questions=gold_questions(version),
@@ -125,6 +129,7 @@ def outcome_rows(report: ScoreReport) -> list[dict]:
             "ea": q.ea,
             "ea_strict": q.ea_strict,
             "error": q.error,
+            "static": q.static,
         }
         for q in report.questions
     ]

@@ -220,6 +220,11 @@ TERMITE_DAILY_QUOTA = env_int("TERMITE_DAILY_QUOTA", 5)
 TERMITE_VERSION_QUOTA = env_int("TERMITE_VERSION_QUOTA", 100)
 TERMITE_MAX_UPLOAD_BYTES = env_int("TERMITE_MAX_UPLOAD_BYTES", 5 * 1024 * 1024)
 TERMITE_MAX_SQL_CHARS = env_int("TERMITE_MAX_SQL_CHARS", 20_000)
+# What one prediction's result may hold (rows, bytes), and all of a submission's results together: over
+# either, that question is resource_limit; each result is compared and dropped as it arrives.
+TERMITE_MAX_RESULT_ROWS = env_int("TERMITE_MAX_RESULT_ROWS", 20_000)
+TERMITE_MAX_RESULT_BYTES = env_int("TERMITE_MAX_RESULT_BYTES", 8_000_000)
+TERMITE_SUBMISSION_RESULT_BYTES = env_int("TERMITE_SUBMISSION_RESULT_BYTES", 256_000_000)
 # Public submissions show their breakdowns (leaderboard/feedback.py), so each is a probe everyone sees;
 # this bounds how many a user holds per version (withdrawn ones count, as for the quota).
 TERMITE_PUBLIC_PER_VERSION = env_int("TERMITE_PUBLIC_PER_VERSION", 3)

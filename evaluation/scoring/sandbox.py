@@ -44,7 +44,7 @@ import tempfile
 import time
 import urllib.parse
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -71,14 +71,18 @@ _CHILD_BOOTSTRAP = (
 class Limits:
     """Per query: time, SQL size, rows, size of one value, size of the whole result, memory of the child
     (on top of what the fresh interpreter maps), and how long past its budget a query may go before the
-    child is killed. `total_seconds` bounds the wall time of all budgeted queries of one sandbox."""
+    child is killed. `total_seconds` bounds the wall time of all budgeted queries of one sandbox, and
+    `max_total_result_bytes` the size of their results together."""
 
     query_seconds: float = 2.0
     total_seconds: float = 300.0
     max_sql_bytes: int = 100_000
-    max_rows: int = 100_000
-    max_value_bytes: int = 10_000_000
-    max_result_bytes: int = 64_000_000
+    max_rows: int = 20_000
+    max_value_bytes: int = 4_000_000
+    max_result_bytes: int = 8_000_000
+    # What the budgeted queries' results may hold together, as sent by the child: with `stream`, each is
+    # compared and dropped as it arrives, so this bounds the work, and `max_result_bytes` the memory.
+    max_total_result_bytes: int = 256_000_000
     memory_bytes: int = 512 * 2**20
     kill_grace_seconds: float = 0.5
 
@@ -88,13 +92,16 @@ DEFAULT_LIMITS = Limits()
 
 @dataclass(frozen=True)
 class Execution:
-    """What one query did. `error` describes the given query only; `elapsed` is in seconds."""
+    """What one query did. `error` describes the given query only; `elapsed` is in seconds. `static`: the
+    outcome was decided by the query's text and the schema alone (it failed to compile, or was refused
+    before it went to the engine), so it tells nothing of the data."""
 
     outcome: Outcome
     columns: tuple[str, ...] = ()
     rows: tuple[tuple, ...] = ()
     error: str | None = None
     elapsed: float = 0.0
+    static: bool = False
 
 
 class Query(NamedTuple):
@@ -125,6 +132,7 @@ class Sandbox:
         self.startup_seconds = 0.0
         self.child_starts = 0
         self._spent = 0.0
+        self._result_bytes = 0  # the budgeted queries' answers so far, as sent
         self._copies: dict[Path, _Copy] = {}
         self._directory: tempfile.TemporaryDirectory[str] | None = None
         self._process: subprocess.Popen[bytes] | None = None
@@ -191,25 +199,39 @@ class Sandbox:
         return self.execute_many([Query(db_path, sql, budgeted)])[0]
 
     def execute_many(self, queries: Sequence[Query]) -> list[Execution]:
-        """Run the queries in order, each as `execute` would run it; their executions in the same order.
+        """Run the queries in order, each as `execute` would run it; their executions in the same order."""
+        executions: list[Execution | None] = [None] * len(queries)
+        for index, execution in self.stream(queries):
+            executions[index] = execution
+        return cast(list[Execution], executions)  # every entry is set by now
+
+    def stream(self, queries: Sequence[Query]) -> Iterator[tuple[int, Execution]]:
+        """Run the queries in order; yield (index, execution) for each as soon as it is known, so that the
+        caller can use a result and drop it before the next one arrives.
 
         Each query's budget runs from when the child can start it: its request, or the answer before it.
         A budgeted query is sent ahead only while the total budget can cover it and every one in flight
         to its end, so each gets the same budget as one at a time would. A query that kills the child
         fails alone: the ones sent after it go again, to a fresh child.
         """
-        executions: list[Execution | None] = [_refuse(query.sql, self.limits) for query in queries]
-        todo = deque(index for index, execution in enumerate(executions) if execution is None)
+        todo: deque[int] = deque()
+        for index, query in enumerate(queries):
+            refused = refusal(query.sql, self.limits)
+            if refused is None:
+                todo.append(index)
+            else:
+                yield index, refused
         in_flight: deque[_InFlight] = deque()
         uris: dict[str | os.PathLike[str], str] = {}
         self._chars_in_flight = 0
         while todo or in_flight:
             seconds = self._seconds_for(queries[todo[0]], in_flight) if todo else None
             if seconds is None:
-                self._receive_oldest(in_flight, todo, executions)
+                yield self._receive_oldest(in_flight, todo)
             elif seconds <= 0:
-                executions[todo.popleft()] = Execution(
-                    "timeout", error="the submission's total time budget is spent"
+                yield (
+                    todo.popleft(),
+                    Execution("timeout", error="the submission's total time budget is spent"),
                 )
             else:
                 index = todo.popleft()
@@ -219,7 +241,6 @@ class Sandbox:
                 sent_at = self._send(uris[query.db_path], query.sql, seconds, in_flight)
                 in_flight.append(_InFlight(index, seconds, query.budgeted, len(query.sql), sent_at))
                 self._chars_in_flight += len(query.sql)
-        return cast(list[Execution], executions)  # every entry is set by now
 
     def _seconds_for(self, query: Query, in_flight: deque[_InFlight]) -> float | None:
         """The budget of the next query, or None while it must wait for the queries in flight."""
@@ -271,9 +292,7 @@ class Sandbox:
                 while view:
                     view = view[os.write(fd, view) :]
 
-    def _receive_oldest(
-        self, in_flight: deque[_InFlight], todo: deque[int], executions: list[Execution | None]
-    ) -> None:
+    def _receive_oldest(self, in_flight: deque[_InFlight], todo: deque[int]) -> tuple[int, Execution]:
         oldest = in_flight.popleft()
         self._chars_in_flight -= oldest.chars
         # Never later than the query's real start, so that neither its budget nor the total is undercounted.
@@ -292,6 +311,8 @@ class Sandbox:
             if answer is not None:
                 *fields, self._free_at = marshal.loads(answer)
                 execution = Execution(*fields)
+                if oldest.budgeted:
+                    execution = self._count_result(execution, len(answer))
             else:
                 self._stop_child()
                 execution = Execution(
@@ -303,11 +324,19 @@ class Sandbox:
             execution = self._child_lost(time.monotonic() - started)
         if oldest.budgeted:
             self._spent += time.monotonic() - started
-        executions[oldest.index] = execution
         if self._channel is None:  # the child is gone: the queries sent after this one go again
             todo.extendleft(reversed([query.index for query in in_flight]))
             in_flight.clear()
             self._chars_in_flight = 0
+        return oldest.index, execution
+
+    def _count_result(self, execution: Execution, size: int) -> Execution:
+        """The execution, or resource_limit if its result would take the results past their total."""
+        if self._result_bytes + size > self.limits.max_total_result_bytes:
+            message = f"the submission's results passed {self.limits.max_total_result_bytes} bytes in all"
+            return Execution("resource_limit", error=message, elapsed=execution.elapsed)
+        self._result_bytes += size
+        return execution
 
     def _await_openings(self) -> None:
         """Read the answers to `open_ahead`: the child's next query cannot start before the last one."""
@@ -401,16 +430,18 @@ class Sandbox:
             self._process = None
 
 
-def _refuse(sql: str, limits: Limits) -> Execution | None:
-    """Reject, without a round trip, text that cannot be a query or is too long to be a sensible one."""
+def refusal(sql: str, limits: Limits) -> Execution | None:
+    """Reject, without a round trip, text that cannot be a query or is too long to be a sensible one: a
+    check of the text alone, which nothing of the databases can change."""
     if not sql.strip():
-        return Execution("syntax_error", error="the query is empty")
+        return Execution("syntax_error", error="the query is empty", static=True)
     if "\x00" in sql:
-        return Execution("syntax_error", error="the query contains a NUL character")
+        return Execution("syntax_error", error="the query contains a NUL character", static=True)
     try:
         size = len(sql.encode("utf-8"))
     except UnicodeEncodeError:
-        return Execution("syntax_error", error="the query is not valid UTF-8 text")
+        return Execution("syntax_error", error="the query is not valid UTF-8 text", static=True)
     if size > limits.max_sql_bytes:
-        return Execution("resource_limit", error=f"the query is longer than {limits.max_sql_bytes} bytes")
+        message = f"the query is longer than {limits.max_sql_bytes} bytes"
+        return Execution("resource_limit", error=message, static=True)
     return None

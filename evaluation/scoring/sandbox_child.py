@@ -8,6 +8,7 @@ subprocess). Both sides of the pipe send marshal data behind an 8-byte length (`
 
 from __future__ import annotations
 
+import contextlib
 import marshal
 import math
 import os
@@ -19,6 +20,7 @@ from evaluation.scoring.functions import install_functions
 
 MAX_ERROR_CHARS = 300
 _PROGRESS_STEPS = 1000  # VM instructions between two looks at the clock
+_FETCH_ROWS = 1000  # rows read at a time, and counted against the limits before the next step
 _ONE_WRITE_BYTES = 65_536  # a message up to this size goes out in one write, with its length
 _READ_BYTES = 65_536  # what one read takes in at most, unless a long message needs more
 
@@ -144,7 +146,7 @@ class _Worker:
         payload = marshal.dumps((*result, time.monotonic()))
         if len(payload) > self.max_result_bytes:
             message = f"the result is larger than {self.max_result_bytes} bytes"
-            payload = marshal.dumps(("resource_limit", (), (), message, result[4], time.monotonic()))
+            payload = marshal.dumps(("resource_limit", (), (), message, result[4], False, time.monotonic()))
         return payload
 
     def open_ahead(self, uri: str) -> None:
@@ -167,20 +169,49 @@ class _Worker:
             self.deadline = time.monotonic() + seconds
             cursor = connection.execute(sql)
             if cursor.description is None:
-                return _failure("syntax_error", "the text holds no query", started)
+                return _failure("syntax_error", "the text holds no query", started, static=True)
             columns = tuple(column[0] for column in cursor.description)
-            rows = cursor.fetchmany(self.max_rows + 1)
-            cursor.close()
-            if len(rows) > self.max_rows:
-                message = f"the query returns more than {self.max_rows} rows"
-                return _failure("resource_limit", message, started)
-            return ("ok", columns, tuple(rows), None, time.perf_counter() - started)
+            with contextlib.closing(cursor):
+                rows, too_much = self.fetch(cursor)
+            if too_much:
+                return _failure("resource_limit", too_much, started)
+            return ("ok", columns, tuple(rows), None, time.perf_counter() - started, False)
         except sqlite3.Error as exc:
-            return _failure(*_classify(exc), started)
+            outcome, message = _classify(exc)
+            static = outcome != "timeout" and self.compile_error(uri, sql) == str(exc)
+            return _failure(outcome, message, started, static=static)
         except MemoryError:
             return _failure("resource_limit", "the query ran out of memory", started)
         finally:
             self.deadline = math.inf
+
+    def compile_error(self, uri: str, sql: str) -> str | None:
+        """The error SQLite gives the query before running it, if any: compiling reads the schema, never
+        the rows, so such an error (a typo, an unknown column, a write) says nothing of the data. EXPLAIN
+        compiles the statement and lists its program without running it. The caller calls an error
+        static only if it is this very message: whatever EXPLAIN did to the text, that one is data-free."""
+        self.deadline = math.inf  # an interrupted EXPLAIN is no compile error
+        try:
+            self.connection(uri).execute("EXPLAIN " + sql).close()
+        except sqlite3.Error as exc:
+            return None if getattr(exc, "sqlite_errorname", None) == "SQLITE_INTERRUPT" else str(exc)
+        except MemoryError:
+            return None
+        return None
+
+    def fetch(self, cursor: sqlite3.Cursor) -> tuple[list, str | None]:
+        """The rows, read in steps and counted as they come, so that a result over a limit stops being
+        read at once instead of being built whole first; with the limit passed, if any."""
+        rows: list = []
+        size = 0
+        while chunk := cursor.fetchmany(_FETCH_ROWS):
+            rows += chunk
+            if len(rows) > self.max_rows:
+                return [], f"the query returns more than {self.max_rows} rows"
+            size += sum(map(_row_bytes, chunk))
+            if size > self.max_result_bytes:
+                return [], f"the result is larger than {self.max_result_bytes} bytes"
+        return rows, None
 
     def arm_cpu_backstop(self, seconds: float) -> None:
         usage = resource.getrusage(resource.RUSAGE_SELF)
@@ -226,8 +257,13 @@ def _authorize(
     return sqlite3.SQLITE_OK
 
 
-def _failure(outcome: str, message: str, started: float) -> tuple:
-    return (outcome, (), (), message[:MAX_ERROR_CHARS], time.perf_counter() - started)
+def _row_bytes(row: tuple) -> int:
+    """About what a row takes in an answer: its text and blobs, and a few bytes for every other value."""
+    return sum(len(value) if isinstance(value, str | bytes) else 9 for value in row)
+
+
+def _failure(outcome: str, message: str, started: float, *, static: bool = False) -> tuple:
+    return (outcome, (), (), message[:MAX_ERROR_CHARS], time.perf_counter() - started, static)
 
 
 def _classify(exc: sqlite3.Error) -> tuple[str, str]:

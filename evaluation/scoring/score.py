@@ -18,12 +18,12 @@ from collections.abc import Mapping, MutableMapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 from evaluation.scoring.compare import order_key_query, results_match, results_match_strict, split_order_keys
 from evaluation.scoring.dialect import TranspileError, read_schema, to_sqlite
 from evaluation.scoring.metrics import EXCLUDED, Graded, Metrics, summarise
-from evaluation.scoring.sandbox import DEFAULT_LIMITS, Execution, Limits, Query, Sandbox
+from evaluation.scoring.sandbox import DEFAULT_LIMITS, Execution, Limits, Query, Sandbox, refusal
 from evaluation.scoring.sandbox_child import MAX_ERROR_CHARS
 
 SCORER_VERSION = "1.0.0"
@@ -46,6 +46,9 @@ class QuestionScore(NamedTuple):
     ea: bool
     ea_strict: bool
     error: str | None
+    # Decided by a check of the prediction's text alone, before anything ran on the data: what a
+    # participant may be told per question (leaderboard/feedback.py).
+    static: bool = False
 
 
 @dataclass(frozen=True)
@@ -116,18 +119,20 @@ def score_predictions(
             else {}
         )
         prepared = {
-            q.question_id: _prepare(predictions.get(q.question_id), dialect, schemas.get(q.db_id))
+            q.question_id: _prepare(predictions.get(q.question_id), dialect, schemas.get(q.db_id), limits)
             for q in valid
         }
         golds = _gold_results(valid, database_paths, sandbox, gold_cache)
         runs = [
-            (q.question_id, Query(database_paths[q.db_id], sql))
-            for q in valid
-            if isinstance(sql := prepared[q.question_id], str) and golds[q.question_id] is not None
+            q for q in valid if isinstance(prepared[q.question_id], str) and golds[q.question_id] is not None
         ]
-        executions = sandbox.execute_many([query for _, query in runs])
-    executed = {qid: execution for (qid, _), execution in zip(runs, executions, strict=True)}
-    scores = tuple(_score_question(q, prepared, golds, executed) for q in questions)
+        queries = [Query(database_paths[q.db_id], cast(str, prepared[q.question_id])) for q in runs]
+        # Each result is compared as it arrives and dropped: only the verdicts stay.
+        ran = {
+            runs[index].question_id: _verdict(runs[index], execution, golds[runs[index].question_id])
+            for index, execution in sandbox.stream(queries)
+        }
+    scores = tuple(_score_question(q, prepared, golds, ran) for q in questions)
     graded = [
         Graded(question.db_id, question.hardness, score.outcome, score.ea, score.ea_strict)
         for question, score in zip(questions, scores, strict=True)
@@ -136,22 +141,45 @@ def score_predictions(
 
 
 def _prepare(
-    prediction: str | None, dialect: str, schema: Mapping[str, Mapping[str, str]] | None
+    prediction: str | None, dialect: str, schema: Mapping[str, Mapping[str, str]] | None, limits: Limits
 ) -> str | tuple[str, str | None]:
-    """The prediction as SQLite to run, or (outcome, error) when there is nothing to run."""
+    """The prediction as SQLite to run, or (outcome, error) when a check of its text alone says there is
+    nothing to run. Whatever goes wrong here costs this prediction only, never the submission."""
     if prediction is None or not prediction.strip():
         return ("not_submitted", None)
+    refused = refusal(prediction, limits)
+    if refused is not None:
+        return (refused.outcome, refused.error)
     try:
-        return to_sqlite(prediction, source=dialect, schema=schema)
+        sql = to_sqlite(prediction, source=dialect, schema=schema)
     except TranspileError as exc:
         return ("syntax_error", str(exc)[:MAX_ERROR_CHARS])
+    except RecursionError:
+        return ("resource_limit", "the query nests too deeply to be read")
+    except MemoryError:
+        return ("resource_limit", "the query is too large to be read")
+    except Exception as exc:  # a bug of the SQL reader must cost this prediction only
+        logger.warning("a prediction could not be transpiled: %s", type(exc).__name__)
+        return ("syntax_error", "the query could not be read")
+    refused = refusal(sql, limits)
+    return sql if refused is None else (refused.outcome, refused.error)
+
+
+def _verdict(question: GoldQuestion, execution: Execution, gold: GoldResult | None) -> QuestionScore:
+    """What running the prediction gave, compared with the gold's result."""
+    qid = question.question_id
+    if execution.outcome != "ok" or gold is None:
+        return QuestionScore(qid, execution.outcome, False, False, execution.error, static=execution.static)
+    ea = results_match(gold.rows, execution.rows, gold_order_keys=gold.order_keys)
+    ea_strict = results_match_strict(gold.rows, execution.rows)
+    return QuestionScore(qid, "correct" if ea else "wrong_result", ea, ea_strict, None)
 
 
 def _score_question(
     question: GoldQuestion,
     prepared: Mapping[str, str | tuple[str, str | None]],
     golds: Mapping[str, GoldResult | None],
-    executed: Mapping[str, Execution],
+    ran: Mapping[str, QuestionScore],
 ) -> QuestionScore:
     qid = question.question_id
     if not question.valid:
@@ -165,13 +193,8 @@ def _score_question(
     sql = prepared[qid]
     if isinstance(sql, tuple):
         outcome, error = sql
-        return QuestionScore(qid, outcome, False, False, error)
-    execution = executed[qid]
-    if execution.outcome != "ok":
-        return QuestionScore(qid, execution.outcome, False, False, execution.error)
-    ea = results_match(gold.rows, execution.rows, gold_order_keys=gold.order_keys)
-    ea_strict = results_match_strict(gold.rows, execution.rows)
-    return QuestionScore(qid, "correct" if ea else "wrong_result", ea, ea_strict, None)
+        return QuestionScore(qid, outcome, False, False, error, static=True)
+    return ran[qid]
 
 
 def _gold_results(

@@ -23,13 +23,13 @@ def cold_caches(monkeypatch):
 def executed_queries(monkeypatch) -> list:
     """Every query the scorer hands a sandbox, from now on."""
     queries: list = []
-    execute_many = Sandbox.execute_many
+    stream = Sandbox.stream  # every batch goes through it, execute_many's too
 
     def recording(self, batch):
         queries.extend(batch)
-        return execute_many(self, batch)
+        return stream(self, batch)
 
-    monkeypatch.setattr(Sandbox, "execute_many", recording)
+    monkeypatch.setattr(Sandbox, "stream", recording)
     return queries
 
 
