@@ -106,3 +106,15 @@ def test_an_unknown_version_or_file_is_refused(demo_version, tmp_path):
         score(tmp_path / "p.jsonl", "--version", "nope")
     with pytest.raises(CommandError, match="No such file"):
         score(tmp_path / "absent.jsonl")
+
+
+def test_predictions_nested_too_deeply_are_scored_as_their_own_failures(demo_version, tmp_path):
+    deep = {
+        "biblioteca-001": "SELECT " + "(" * 900 + "1" + ")" * 900,
+        "biblioteca-002": "SELECT " + "NOT " * 3000 + "1",
+        "biblioteca-003": "SELECT " + "ABS(" * 3000 + "1" + ")" * 3000,
+    }
+    predictions = {**demo_gold(), **deep}
+    result = json.loads(score(write_jsonl(tmp_path / "p.jsonl", predictions), "--json"))
+    assert result["outcomes"]["correct"] == 23 - len(deep)
+    assert result["outcomes"]["resource_limit"] + result["outcomes"]["syntax_error"] == len(deep)
