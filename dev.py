@@ -3,7 +3,7 @@
 
     python3 dev.py start   # venv, install, migrate, demo content, serve on http://127.0.0.1:8000
     python3 dev.py test    # venv, install, run the whole test suite (extra arguments go to pytest)
-    python3 dev.py lint    # ruff
+    python3 dev.py lint    # ruff, import-linter (ARCHITECTURE.md's rules) and mypy
 
 The virtual environment lives in .venv and is reinstalled only when the requirements change.
 """
@@ -44,8 +44,8 @@ def ensure_venv() -> None:
     STAMP.write_text(digest)
 
 
-def run(*args: str, env: dict[str, str] | None = None) -> None:
-    completed = subprocess.run([str(PYTHON), *args], cwd=ROOT, env=env)
+def run(*args: str, env: dict[str, str] | None = None, program: Path = PYTHON) -> None:
+    completed = subprocess.run([str(program), *args], cwd=ROOT, env=env)
     if completed.returncode:
         sys.exit(completed.returncode)
 
@@ -66,6 +66,7 @@ def test(extra: list[str]) -> None:
 def lint(extra: list[str]) -> None:
     run("-m", "ruff", "check", ".", *extra)
     run("-m", "ruff", "format", "--check", ".")
+    run("--no-cache", program=VENV / "bin" / "lint-imports")  # ARCHITECTURE.md's rules: layers, no cycles
 
 
 COMMANDS = {"start": start, "test": test, "lint": lint}
