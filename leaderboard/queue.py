@@ -17,7 +17,7 @@ def _in_process_connection():
     # RQ's synchronous mode still records each job in a Redis; with no server configured an
     # in-memory one serves, so the embedded default scores without any service running. Imported here:
     # a portal on a real Redis never loads it.
-    import fakeredis
+    import fakeredis  # noqa: PLC0415
 
     return fakeredis.FakeRedis()
 
