@@ -26,7 +26,9 @@ from evaluation.scoring.metrics import EXCLUDED, Graded, Metrics, summarise
 from evaluation.scoring.sandbox import DEFAULT_LIMITS, Execution, Limits, Query, Sandbox, refusal
 from evaluation.scoring.sandbox_child import MAX_ERROR_CHARS
 
-SCORER_VERSION = "1.0.0"
+# 1.1.0: result caps (20,000 rows, 8 MB; 256 MB a submission), static outcomes marked, predictions the
+# reader chokes on scored alone. EA of every ordinary prediction is as in 1.0.0.
+SCORER_VERSION = "1.1.0"
 
 logger = logging.getLogger(__name__)
 
