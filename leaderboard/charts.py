@@ -6,9 +6,9 @@ import json
 
 import plotly.graph_objects as go
 
+from evaluation.scoring.vocabulary import HARDNESS_LEVELS
 from leaderboard.ranking import Leaderboard, Row
 
-HARDNESS_ORDER = ("easy", "medium", "hard", "extra")
 _LAYOUT = {
     "margin": {"l": 50, "r": 10, "t": 30, "b": 80},
     "yaxis": {"title": {"text": "EA (%)"}, "range": [0, 100]},
@@ -24,7 +24,7 @@ def _percent(value: float | None) -> float | None:
 def results_bars(scores: dict) -> dict:
     """One submission: EA and EA-strict per database, and per hardness level, as grouped bars."""
     databases = sorted(scores["per_database"])
-    levels = [level for level in HARDNESS_ORDER if level in scores["per_hardness"]]
+    levels = [level for level in HARDNESS_LEVELS if level in scores["per_hardness"]]
     labels = databases + levels
     rows = [scores["per_database"][db] for db in databases] + [scores["per_hardness"][lv] for lv in levels]
     figure = go.Figure(
@@ -104,7 +104,9 @@ def compare_bars(first: dict, second: dict, *, names: tuple[str, str]) -> dict:
     """Two submissions' EA per database and per hardness level, side by side."""
     databases = sorted(set(first["per_database"]) | set(second["per_database"]))
     levels = [
-        level for level in HARDNESS_ORDER if level in first["per_hardness"] or level in second["per_hardness"]
+        level
+        for level in HARDNESS_LEVELS
+        if level in first["per_hardness"] or level in second["per_hardness"]
     ]
 
     def values(scores: dict) -> list[float | None]:

@@ -26,11 +26,9 @@ from typing import Any
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from evaluation.scoring.vocabulary import DECIDED_BY_THE_FILE
 from leaderboard.models import Submission
 
-# Outcomes a static check decides. Rows scored before the scorer said which were static count as run,
-# except `not_submitted`, which is decided by the file alone.
-_STATIC_BY_DEFINITION = frozenset({"not_submitted"})
 BREAKDOWNS = ("per_database", "per_hardness", "outcomes")
 
 
@@ -113,7 +111,9 @@ def question_lines(submission: Submission, seen: Disclosure) -> list[dict]:
     lines = []
     for item in submission.outcomes or []:
         outcome = item["outcome"]
-        static = item.get("static", outcome in _STATIC_BY_DEFINITION)
+        # Rows scored before the scorer said which verdicts were static count as run, except an outcome
+        # the file alone decides.
+        static = item.get("static", outcome in DECIDED_BY_THE_FILE)
         line = {
             "question_id": item["question_id"],
             "check": outcome if static else "submitted",

@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from evaluation.models import BenchmarkVersion
+from evaluation.models import BenchmarkVersion, Dialect
 
 
 class SubmissionQuerySet(models.QuerySet):
@@ -63,10 +63,6 @@ class Submission(models.Model):
         PROMPTING = "prompting", _("prompting")
         FINE_TUNING = "fine-tuning", _("fine-tuning")
         OTHER = "other", _("other")
-
-    class Dialect(models.TextChoices):
-        MYSQL = "mysql", "MySQL"
-        SQLITE = "sqlite", "SQLite"
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="submissions")
     version = models.ForeignKey(BenchmarkVersion, on_delete=models.PROTECT, related_name="submissions")

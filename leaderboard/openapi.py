@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from evaluation.scoring.metrics import OUTCOMES
+from evaluation.scoring.vocabulary import DIALECTS, OUTCOMES, STATIC_OUTCOMES
 
 _ERROR = {
     "type": "object",
@@ -52,7 +52,7 @@ _CHECK = {
     "description": "What a static check of the owner's query found; never what running it did.",
     "properties": {
         "question_id": {"type": "string"},
-        "check": {"type": "string", "enum": ["submitted", "syntax_error", "resource_limit", "not_submitted"]},
+        "check": {"type": "string", "enum": ["submitted", *STATIC_OUTCOMES]},
         "message": {"type": ["string", "null"]},
     },
 }
@@ -244,7 +244,7 @@ def openapi_document(*, server_url: str) -> dict:
                                             "type": "string",
                                             "enum": ["prompting", "fine-tuning", "other"],
                                         },
-                                        "dialect": {"type": "string", "enum": ["mysql", "sqlite"]},
+                                        "dialect": {"type": "string", "enum": list(DIALECTS)},
                                         "paper_url": {"type": "string", "format": "uri"},
                                         "code_url": {"type": "string", "format": "uri"},
                                         "spider_dev_ea": {"type": "number", "minimum": 0, "maximum": 100},

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from evaluation.scoring.metrics import HARDNESS_LEVELS, OUTCOMES
+from evaluation.scoring.vocabulary import HARDNESS_LEVELS, OUTCOMES
 
 
 def score_tables(scores: dict) -> dict:

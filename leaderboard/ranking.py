@@ -23,7 +23,7 @@ from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 
 from evaluation.models import BenchmarkVersion, Hardness
-from evaluation.scoring.metrics import HARDNESS_LEVELS
+from evaluation.scoring.vocabulary import HARDNESS_LEVELS
 from leaderboard import feedback
 from leaderboard.models import Submission
 

@@ -12,17 +12,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-OUTCOMES = (
-    "correct",
-    "wrong_result",
-    "syntax_error",
-    "runtime_error",
-    "timeout",
-    "resource_limit",
-    "not_submitted",
-)
-EXCLUDED = "excluded"
-HARDNESS_LEVELS = ("easy", "medium", "hard", "extra")
+from evaluation.scoring.vocabulary import EXCLUDED, HARDNESS_LEVELS, OUTCOMES, Outcome
 
 BOOTSTRAP_RESAMPLES = 1000
 BOOTSTRAP_SEED = 20240613
@@ -56,7 +46,7 @@ class Metrics:
     excluded: int
     per_database: dict[str, Accuracy]
     per_hardness: dict[str, Accuracy]
-    outcomes: dict[str, int]
+    outcomes: dict[Outcome, int]
 
 
 def summarise(graded: Sequence[Graded]) -> Metrics:

@@ -22,9 +22,10 @@ from typing import Any, NamedTuple, cast
 
 from evaluation.scoring.compare import order_key_query, results_match, results_match_strict, split_order_keys
 from evaluation.scoring.dialect import TranspileError, read_schema, to_sqlite
-from evaluation.scoring.metrics import EXCLUDED, Graded, Metrics, summarise
+from evaluation.scoring.metrics import Graded, Metrics, summarise
 from evaluation.scoring.sandbox import DEFAULT_LIMITS, Execution, Limits, Query, Sandbox, refusal
 from evaluation.scoring.sandbox_child import MAX_ERROR_CHARS
+from evaluation.scoring.vocabulary import EXCLUDED
 
 SCORER_VERSION = "1.0.0"
 
@@ -42,7 +43,7 @@ class GoldQuestion:
 
 class QuestionScore(NamedTuple):
     question_id: str
-    outcome: str  # one of metrics.OUTCOMES, or metrics.EXCLUDED
+    outcome: str  # one of vocabulary.OUTCOMES, or vocabulary.EXCLUDED
     ea: bool
     ea_strict: bool
     error: str | None

@@ -11,7 +11,7 @@ from evaluation.grading import DatabaseUnavailable, score_version
 from evaluation.management.commands._base import BenchmarkCommand
 from evaluation.models import BenchmarkVersion
 from evaluation.predictions import PredictionFileError, parse_predictions
-from evaluation.scoring.metrics import HARDNESS_LEVELS
+from evaluation.scoring.vocabulary import DIALECTS, HARDNESS_LEVELS
 from evaluation.selectors import question_ids_by_database
 
 
@@ -27,7 +27,7 @@ class Command(BenchmarkCommand):
         parser.add_argument(
             "--version", dest="label", help="Benchmark version (default: the latest published)"
         )
-        parser.add_argument("--dialect", choices=["mysql", "sqlite"], default="mysql")
+        parser.add_argument("--dialect", choices=DIALECTS, default="mysql")
         parser.add_argument("--json", action="store_true", help="Print one JSON object")
 
     def handle(self, *args, predictions: Path, label: str | None, dialect: str, json: bool, **options):
