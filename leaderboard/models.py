@@ -12,6 +12,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from evaluation.models import BenchmarkVersion, Dialect
+from leaderboard.model_card import ModelCard
 
 
 class SubmissionQuerySet(models.QuerySet):
@@ -47,48 +48,25 @@ class SubmissionQuerySet(models.QuerySet):
         )
 
 
-class Submission(models.Model):
+class Submission(ModelCard):
     class Status(models.TextChoices):
         QUEUED = "queued", _("queued")
         RUNNING = "running", _("running")
         SCORED = "scored", _("scored")
         FAILED = "failed", _("failed")
 
-    class Weights(models.TextChoices):
-        OPEN = "open", _("open weights")
-        CLOSED = "closed", _("closed weights")
-        UNKNOWN = "unknown", _("not said")
-
-    class Approach(models.TextChoices):
-        PROMPTING = "prompting", _("prompting")
-        FINE_TUNING = "fine-tuning", _("fine-tuning")
-        OTHER = "other", _("other")
-
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="submissions")
     version = models.ForeignKey(BenchmarkVersion, on_delete=models.PROTECT, related_name="submissions")
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
 
-    # The model card.
-    model_name = models.CharField(_("model name"), max_length=120)
-    team = models.CharField(_("team"), max_length=120, blank=True)
+    # The model card: the shared fields (leaderboard/model_card.py) and these.
     description = models.TextField(_("description"), max_length=2000, blank=True)
-    model_size = models.CharField(_("model size"), max_length=40, blank=True, help_text=_("e.g. 7B, 70B"))
-    weights = models.CharField(_("weights"), max_length=10, choices=Weights.choices, default=Weights.UNKNOWN)
-    approach = models.CharField(
-        _("approach"), max_length=12, choices=Approach.choices, default=Approach.PROMPTING
-    )
     paper_url = models.URLField(_("paper URL"), blank=True)
     code_url = models.URLField(_("code URL"), blank=True)
     dialect = models.CharField(
         _("SQL dialect of the predictions"), max_length=10, choices=Dialect.choices, default=Dialect.MYSQL
     )
     is_public = models.BooleanField(_("public"), default=False)
-    spider_dev_ea = models.FloatField(
-        _("self-reported Spider dev EA (%)"),
-        null=True,
-        blank=True,
-        validators=[MinValueValidator(0), MaxValueValidator(100)],
-    )
 
     # What was uploaded, and the receipt.
     predictions = models.JSONField(help_text="question id → predicted SQL, as uploaded.")
@@ -229,7 +207,7 @@ class SubmissionQuota(models.Model):
         return f"{self.user}: {self.per_day}/day, {self.per_version}/version"
 
 
-class Baseline(models.Model):
+class Baseline(ModelCard):
     """A result reported elsewhere (a paper), entered by an admin and shown on the leaderboard, marked
     as such and never ranked: its numbers were not produced by this portal's scorer.
 
@@ -238,18 +216,6 @@ class Baseline(models.Model):
     """
 
     version = models.ForeignKey(BenchmarkVersion, on_delete=models.PROTECT, related_name="baselines")
-    model_name = models.CharField(_("model name"), max_length=120)
-    team = models.CharField(_("team"), max_length=120, blank=True)
-    model_size = models.CharField(_("model size"), max_length=40, blank=True)
-    weights = models.CharField(
-        _("weights"), max_length=10, choices=Submission.Weights.choices, default=Submission.Weights.UNKNOWN
-    )
-    approach = models.CharField(
-        _("approach"),
-        max_length=12,
-        choices=Submission.Approach.choices,
-        default=Submission.Approach.PROMPTING,
-    )
     per_database = models.JSONField(
         _("EA per database"),
         default=dict,
@@ -261,12 +227,6 @@ class Baseline(models.Model):
         blank=True,
         validators=[MinValueValidator(0), MaxValueValidator(1)],
         help_text=_("A fraction. Leave blank to use the question-weighted mean of the per-database EA."),
-    )
-    spider_dev_ea = models.FloatField(
-        _("reported Spider dev EA (%)"),
-        null=True,
-        blank=True,
-        validators=[MinValueValidator(0), MaxValueValidator(100)],
     )
     note = models.CharField(_("note"), max_length=300, blank=True, help_text=_("e.g. model and settings."))
     source = models.TextField(_("source"), help_text=_("The citation of the paper that reports it."))

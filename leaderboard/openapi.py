@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from evaluation.scoring.vocabulary import DIALECTS, OUTCOMES, STATIC_OUTCOMES
+from leaderboard.model_card import Approach, Weights
 
 _ERROR = {
     "type": "object",
@@ -118,8 +119,8 @@ _LEADERBOARD_ROW = {
         "spider_ea": {**_FRACTION, "description": "Self-reported Spider dev EA, as a fraction"},
         "spider_gap": {"type": ["number", "null"], "description": "spider_ea minus ea"},
         "model_size": {"type": "string"},
-        "weights": {"type": "string", "enum": ["open", "closed", "unknown"]},
-        "approach": {"type": "string", "enum": ["prompting", "fine-tuning", "other"]},
+        "weights": {"type": "string", "enum": Weights.values},
+        "approach": {"type": "string", "enum": Approach.values},
         "baseline": {"type": "boolean"},
         "source": {"type": "string", "description": "A baseline's citation; empty for submissions"},
     },
@@ -239,11 +240,8 @@ def openapi_document(*, server_url: str) -> dict:
                                         "team": {"type": "string"},
                                         "description": {"type": "string"},
                                         "model_size": {"type": "string"},
-                                        "weights": {"type": "string", "enum": ["open", "closed", "unknown"]},
-                                        "approach": {
-                                            "type": "string",
-                                            "enum": ["prompting", "fine-tuning", "other"],
-                                        },
+                                        "weights": {"type": "string", "enum": Weights.values},
+                                        "approach": {"type": "string", "enum": Approach.values},
                                         "dialect": {"type": "string", "enum": list(DIALECTS)},
                                         "paper_url": {"type": "string", "format": "uri"},
                                         "code_url": {"type": "string", "format": "uri"},

@@ -25,6 +25,7 @@ from django.utils.translation import gettext_lazy as _
 from evaluation.models import BenchmarkVersion, Hardness
 from evaluation.scoring.vocabulary import HARDNESS_LEVELS
 from leaderboard import feedback
+from leaderboard.model_card import Approach, Weights
 from leaderboard.models import Submission
 
 logger = logging.getLogger(__name__)
@@ -56,8 +57,8 @@ class Row:
     per_hardness: dict[str, float | None]
     spider_ea: float | None
     model_size: str = ""
-    weights: str = Submission.Weights.UNKNOWN
-    approach: str = Submission.Approach.OTHER
+    weights: str = Weights.UNKNOWN
+    approach: str = Approach.OTHER
     baseline: bool = False
     note: str = ""
     source: str = ""
@@ -81,11 +82,11 @@ class Row:
 
     @property
     def weights_label(self) -> str:
-        return Submission.Weights(self.weights).label
+        return Weights(self.weights).label
 
     @property
     def approach_label(self) -> str:
-        return Submission.Approach(self.approach).label
+        return Approach(self.approach).label
 
     @property
     def search_text(self) -> str:

@@ -25,6 +25,7 @@ from evaluation.scoring.score import SCORER_VERSION
 from evaluation.selectors import question_ids_by_database
 from evaluation.services import demo_gold
 from leaderboard import liveness, ranking, selectors
+from leaderboard.model_card import Approach, Weights
 from leaderboard.models import Baseline, Submission
 from leaderboard.queue import scoring_queue
 
@@ -318,8 +319,8 @@ PAPER_GPT35_EA = {
 PAPER_GPT35 = {
     "model_name": "GPT-3.5",
     "team": "Ranaldi et al.",
-    "weights": Submission.Weights.CLOSED,
-    "approach": Submission.Approach.PROMPTING,
+    "weights": Weights.CLOSED,
+    "approach": Approach.PROMPTING,
     "note": "gpt-3.5-turbo-16k, temperature 1",
     "source": (
         "F. Ranaldi, E. S. Ruzzetti, D. Onorati, L. Ranaldi, C. Giannone, A. Favalli, R. Romagnoli,"
