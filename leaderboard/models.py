@@ -12,6 +12,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from evaluation.models import BenchmarkVersion, Dialect
+from evaluation.scoring.scores_json import ScoresJSON
 from leaderboard.model_card import ModelCard
 
 
@@ -91,7 +92,8 @@ class Submission(ModelCard):
     # hidden data, so the time is rounded up to TERMITE_RESULT_RELEASE_SECONDS after it started.
     released_at = models.DateTimeField(null=True, blank=True)
 
-    # The results: `scores` is the object `manage.py score --json` prints; `outcomes` is per question.
+    # The results: `scores` is the object `manage.py score --json` prints (ScoresJSON); `outcomes` is per
+    # question.
     scores = models.JSONField(null=True, blank=True)
     outcomes = models.JSONField(null=True, blank=True)
     ea = models.FloatField(null=True, blank=True, db_index=True)
@@ -165,7 +167,7 @@ class Submission(ModelCard):
         steps = max(1, math.ceil((finished - self.started_at).total_seconds() / quantum))
         return self.started_at + timedelta(seconds=steps * quantum)
 
-    def mark_scored(self, *, scores: dict, outcomes: list[dict]) -> None:
+    def mark_scored(self, *, scores: ScoresJSON, outcomes: list[dict]) -> None:
         self.status = self.Status.SCORED
         self.scores = scores
         self.outcomes = outcomes

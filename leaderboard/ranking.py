@@ -11,7 +11,7 @@ import logging
 import re
 import time
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime
 from typing import Any
@@ -23,6 +23,7 @@ from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 
 from evaluation.models import BenchmarkVersion, Hardness
+from evaluation.scoring.scores_json import AccuracyJSON, VisibleScoresJSON
 from evaluation.scoring.vocabulary import HARDNESS_LEVELS
 from leaderboard import feedback
 from leaderboard.model_card import Approach, Weights
@@ -258,7 +259,8 @@ def _submissions(version: BenchmarkVersion) -> Iterable[dict]:
 
 
 def _submission_row(item: dict, databases: list[str]) -> Row:
-    scores = feedback.public_scores(item["scores"] or {})
+    # A public submission shows its breakdowns to anyone: none of them is None here.
+    scores: VisibleScoresJSON = feedback.public_scores(item["scores"] or {})
     overall = scores.get("overall", {})
     ci = overall.get("ea_ci95")
     return Row(
@@ -278,7 +280,7 @@ def _submission_row(item: dict, databases: list[str]) -> Row:
     )
 
 
-def _accuracies(groups: dict, names: Iterable[str]) -> dict[str, float | None]:
+def _accuracies(groups: Mapping[str, AccuracyJSON], names: Iterable[str]) -> dict[str, float | None]:
     # A group with no scored question has no EA (the scorer writes 0.0 for it).
     return {name: groups[name]["ea"] if groups.get(name, {}).get("n") else None for name in names}
 

@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from evaluation.scoring.scores_json import AccuracyJSON
 from evaluation.scoring.vocabulary import EXCLUDED, HARDNESS_LEVELS, OUTCOMES, Outcome
 
 BOOTSTRAP_RESAMPLES = 1000
@@ -35,7 +36,7 @@ class Accuracy:
     ea_strict: float
     n: int
 
-    def as_dict(self) -> dict[str, float | int]:
+    def as_dict(self) -> AccuracyJSON:
         return {"ea": self.ea, "ea_strict": self.ea_strict, "n": self.n}
 
 
