@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import threading
 import time
@@ -23,7 +22,6 @@ from evaluation.models import BenchmarkVersion
 from evaluation.predictions import parse_predictions
 from evaluation.scoring.score import SCORER_VERSION
 from evaluation.selectors import question_ids_by_database
-from evaluation.services import demo_gold
 from leaderboard import liveness, ranking, selectors
 from leaderboard.models import Submission
 from leaderboard.queue import scoring_queue
@@ -286,42 +284,3 @@ def submission_score(*, submission_id: int) -> str:
     submission.mark_scored(scores=report.as_dict(), outcomes=outcome_rows(report))
     leaderboard_changed(version=submission.version)
     return "scored"
-
-
-DEMO_SUBMITTER = "demo"
-
-
-def demo_submissions_load(*, version: BenchmarkVersion) -> int:
-    """Three public, scored submissions on the demo benchmark, so that a new portal shows a leaderboard.
-
-    Built from the demo's own question files (our content, not the hidden benchmark); scored here and now
-    rather than queued, so the demo needs no worker. Returns how many were made (0 if already there).
-    """
-    user, created = get_user_model().objects.get_or_create(
-        username=DEMO_SUBMITTER, defaults={"email": "demo@example.org", "affiliation": "Termite Portal"}
-    )
-    if not created and user.submissions.exists():
-        return 0
-    gold = demo_gold()
-    easy = set(version.questions.filter(hardness="easy").values_list("public_id", flat=True))
-    systems = {
-        "Oracolo (the demo's own answers)": gold,
-        "Metà e metà": {qid: gold[qid] if n % 2 == 0 else "SELECT 1" for n, qid in enumerate(sorted(gold))},
-        "Solo domande facili": {qid: sql for qid, sql in gold.items() if qid in easy},
-    }
-    for model_name, predictions in systems.items():
-        submission = Submission.objects.create(
-            user=user,
-            version=version,
-            model_name=model_name,
-            team="Termite Portal demo",
-            is_public=True,
-            predictions=predictions,
-            file_name="demo.jsonl",
-            file_sha256=hashlib.sha256(json.dumps(predictions, sort_keys=True).encode()).hexdigest(),
-            file_format="jsonl",
-            missing_count=len(gold) - len(predictions),
-            scorer_version=SCORER_VERSION,
-        )
-        submission_score(submission_id=submission.pk)
-    return len(systems)
