@@ -3,7 +3,7 @@ from __future__ import annotations
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from evaluation.models import LABEL_VALIDATOR, SLUG_VALIDATOR, BenchmarkVersion, Database
+from evaluation.models import LABEL_VALIDATOR, SLUG_VALIDATOR, BenchmarkVersion, Dialect
 from evaluation.sources import MAX_ARCHIVE_BYTES, MAX_DUMP_BYTES, MAX_QUESTIONS_BYTES
 
 
@@ -64,7 +64,7 @@ class AddDatabaseForm(forms.Form):
     description = forms.CharField(
         label=_("Description"), widget=forms.Textarea(attrs={"rows": 2}), required=False
     )
-    dialect = forms.ChoiceField(label=_("Dialect of the dump and gold"), choices=Database.Dialect.choices)
+    dialect = forms.ChoiceField(label=_("Dialect of the dump and gold"), choices=Dialect.choices)
 
 
 class ImportArchiveForm(forms.Form):

@@ -8,12 +8,25 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from evaluation.gold import decrypt_gold
+from evaluation.scoring.vocabulary import DIALECT_NAMES, DIALECTS, HARDNESS_LEVELS
 
 LABEL_VALIDATOR = RegexValidator(
     r"^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$", _("Use letters, digits, dots, dashes or underscores.")
 )
 SLUG_VALIDATOR = RegexValidator(
     r"^[a-z0-9][a-z0-9_]{0,49}$", _("Use lower-case letters, digits or underscores.")
+)
+
+
+# The choices of the shared vocabulary (evaluation/scoring/vocabulary.py), with the labels pages show.
+_HARDNESS_LABELS = {"easy": _("easy"), "medium": _("medium"), "hard": _("hard"), "extra": _("extra hard")}
+Hardness = models.TextChoices(
+    "Hardness",
+    [(level.upper(), (level, _HARDNESS_LABELS[level])) for level in HARDNESS_LEVELS],
+    module=__name__,
+)
+Dialect = models.TextChoices(
+    "Dialect", [(dialect.upper(), (dialect, DIALECT_NAMES[dialect])) for dialect in DIALECTS], module=__name__
 )
 
 
@@ -82,10 +95,6 @@ class BenchmarkVersion(models.Model):
 
 
 class Database(models.Model):
-    class Dialect(models.TextChoices):
-        MYSQL = "mysql", "MySQL"
-        SQLITE = "sqlite", "SQLite"
-
     version = models.ForeignKey(BenchmarkVersion, on_delete=models.CASCADE, related_name="databases")
     slug = models.CharField(max_length=50, validators=[SLUG_VALIDATOR])
     display_name = models.CharField(max_length=200)
@@ -117,13 +126,6 @@ class Database(models.Model):
     @property
     def sqlite_path(self):
         return settings.DATA_DIR / "databases" / f"{self.sqlite_sha256}.sqlite3"
-
-
-class Hardness(models.TextChoices):
-    EASY = "easy", _("easy")
-    MEDIUM = "medium", _("medium")
-    HARD = "hard", _("hard")
-    EXTRA = "extra", _("extra hard")
 
 
 class QuestionQuerySet(models.QuerySet):

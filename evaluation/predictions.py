@@ -17,9 +17,8 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from evaluation.text_lines import split_lines
+from termite_site.upload_caps import MAX_SQL_CHARS, MAX_UPLOAD_BYTES
 
-MAX_FILE_BYTES = 5 * 1024 * 1024
-MAX_SQL_CHARS = 20_000
 MAX_ERRORS = 50
 # Entries (files and folders) of an authors' zip: one folder and one predict.txt per database is the layout.
 MAX_ZIP_MEMBERS = 500
@@ -48,7 +47,7 @@ def parse_predictions(
     *,
     filename: str,
     questions_by_database: Mapping[str, Sequence[str]],
-    max_file_bytes: int = MAX_FILE_BYTES,
+    max_file_bytes: int = MAX_UPLOAD_BYTES,
     max_sql_chars: int = MAX_SQL_CHARS,
 ) -> Predictions:
     """Parse and validate; `questions_by_database` lists each database's question ids in benchmark order."""

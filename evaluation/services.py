@@ -6,7 +6,6 @@ so a failure at any point leaves the store exactly as it was (built files includ
 
 from __future__ import annotations
 
-import json
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -243,20 +242,11 @@ def _store_report(version: BenchmarkVersion, prepared: PreparedBenchmark, *, tit
 
 DEMO_DIR = Path(__file__).resolve().parent / "demo"
 DEMO_DATABASES = {"biblioteca": "Biblioteca civica", "ciclismo": "Gare di ciclismo amatoriale"}
-
-
-def demo_gold() -> dict[str, str]:
-    """The demo's own gold, question id -> MySQL query: our content, not the hidden benchmark's."""
-    gold = {}
-    for slug in DEMO_DATABASES:
-        for line in (DEMO_DIR / f"{slug}.jsonl").read_text().splitlines():
-            item = json.loads(line)
-            gold[item["id"]] = item["gold_sql"]
-    return gold
+DEMO_LABEL = "demo-1.0"
 
 
 def demo_benchmark_load(
-    *, label: str = "demo-1.0", reference_url: str | None = None
+    *, label: str = DEMO_LABEL, reference_url: str | None = None
 ) -> BenchmarkVersion | None:
     """Load the project's own small demo benchmark as a published version; None if it is already there.
 

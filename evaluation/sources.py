@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pyzipper
 
+from evaluation.scoring.vocabulary import DIALECTS
 from evaluation.text_lines import split_lines
 
 ARCHIVE_QUESTIONS = "databases/queries.json"
@@ -218,7 +219,7 @@ def database_source_from_files(
     slug = slug or Path(dump_name).stem.lower()
     if not DB_SLUG.match(slug):
         raise SourceError(f"database name {slug!r}: use lower-case letters, digits or underscores")
-    if dialect not in ("mysql", "sqlite"):
+    if dialect not in DIALECTS:
         raise SourceError(f"dialect {dialect!r}: expected mysql or sqlite")
     for data, name, cap in (
         (dump, dump_name, MAX_DUMP_BYTES),

@@ -5,8 +5,9 @@ from django.db import models
 from django.db.models import Count
 
 from leaderboard import ranking
+from leaderboard.baselines import baseline_delete, baseline_save
 from leaderboard.models import Baseline, Submission, SubmissionQuota
-from leaderboard.services import baseline_delete, baseline_save, requeue_stuck, submission_moderate
+from leaderboard.services import requeue_stuck, submission_moderate
 
 
 @admin.register(Submission)

@@ -6,9 +6,10 @@ import json
 
 import plotly.graph_objects as go
 
+from evaluation.scoring.scores_json import VisibleScoresJSON
+from evaluation.scoring.vocabulary import HARDNESS_LEVELS
 from leaderboard.ranking import Leaderboard, Row
 
-HARDNESS_ORDER = ("easy", "medium", "hard", "extra")
 _LAYOUT = {
     "margin": {"l": 50, "r": 10, "t": 30, "b": 80},
     "yaxis": {"title": {"text": "EA (%)"}, "range": [0, 100]},
@@ -21,10 +22,11 @@ def _percent(value: float | None) -> float | None:
     return None if value is None else round(100 * value, 2)
 
 
-def results_bars(scores: dict) -> dict:
-    """One submission: EA and EA-strict per database, and per hardness level, as grouped bars."""
+def results_bars(scores: VisibleScoresJSON) -> dict:
+    """One submission: EA and EA-strict per database, and per hardness level, as grouped bars; its
+    breakdowns must be shown."""
     databases = sorted(scores["per_database"])
-    levels = [level for level in HARDNESS_ORDER if level in scores["per_hardness"]]
+    levels = [level for level in HARDNESS_LEVELS if level in scores["per_hardness"]]
     labels = databases + levels
     rows = [scores["per_database"][db] for db in databases] + [scores["per_hardness"][lv] for lv in levels]
     figure = go.Figure(
@@ -100,14 +102,17 @@ def best_over_time(board: Leaderboard, *, best_label: str, baseline_label: str) 
     return json.loads(figure.to_json())
 
 
-def compare_bars(first: dict, second: dict, *, names: tuple[str, str]) -> dict:
-    """Two submissions' EA per database and per hardness level, side by side."""
+def compare_bars(first: VisibleScoresJSON, second: VisibleScoresJSON, *, names: tuple[str, str]) -> dict:
+    """Two submissions' EA per database and per hardness level, side by side; both must show their
+    breakdowns."""
     databases = sorted(set(first["per_database"]) | set(second["per_database"]))
     levels = [
-        level for level in HARDNESS_ORDER if level in first["per_hardness"] or level in second["per_hardness"]
+        level
+        for level in HARDNESS_LEVELS
+        if level in first["per_hardness"] or level in second["per_hardness"]
     ]
 
-    def values(scores: dict) -> list[float | None]:
+    def values(scores: VisibleScoresJSON) -> list[float | None]:
         groups = [scores["per_database"].get(db) for db in databases]
         groups += [scores["per_hardness"].get(level) for level in levels]
         return [_percent(group["ea"]) if group and group.get("n") else None for group in groups]

@@ -1,17 +1,60 @@
 """The ranking as JSON and CSV. The names of keys and columns are a public contract: add, never rename.
 
-Accuracies are fractions in [0, 1] in both, the self-reported Spider EA and the gap to it too.
+Accuracies are fractions in [0, 1] in both, the self-reported Spider EA and the gap to it too. The JSON
+objects are typed below; leaderboard/openapi.py derives the API's description from these types.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+from typing import Annotated, TypedDict
 
+from evaluation.scoring.scores_json import Fraction, Schema
+from leaderboard.model_card import Approach, Weights
 from leaderboard.ranking import Leaderboard, Row
 
 
-def json_document(board: Leaderboard) -> dict:
+class LeaderboardRowJSON(TypedDict):
+    """A public scored submission, or a baseline reported in a paper and not scored here."""
+
+    rank: Annotated[
+        int | None,
+        Schema(
+            description="Shared by rows whose EA lies within each other's 95% CI (1, 1, 3); null for baselines"
+        ),
+    ]
+    submission_id: Annotated[int | None, Schema(description="null for baselines")]
+    model_name: str
+    team: str
+    date: Annotated[str, Schema(format="date", description="Submitted, or published for a baseline")]
+    ea: Fraction
+    ea_strict: Fraction | None
+    ea_ci95: Annotated[
+        list[float] | None,
+        Schema(minItems=2, maxItems=2, description="95% bootstrap interval of EA; null for baselines"),
+    ]
+    per_database: Annotated[
+        dict[str, Fraction | None], Schema(description="EA per database slug; null where nothing was scored")
+    ]
+    per_hardness: dict[str, Fraction | None]
+    spider_ea: Annotated[Fraction | None, Schema(description="Self-reported Spider dev EA, as a fraction")]
+    spider_gap: Annotated[float | None, Schema(description="spider_ea minus ea")]
+    model_size: str
+    weights: Annotated[str, Schema(enum=Weights.values)]
+    approach: Annotated[str, Schema(enum=Approach.values)]
+    baseline: bool
+    source: Annotated[str, Schema(description="A baseline's citation; empty for submissions")]
+
+
+class LeaderboardJSON(TypedDict):
+    version: str
+    databases: list[str]
+    hardness_levels: list[str]
+    rows: list[LeaderboardRowJSON]
+
+
+def json_document(board: Leaderboard) -> LeaderboardJSON:
     return {
         "version": board.version,
         "databases": board.databases,
@@ -20,7 +63,7 @@ def json_document(board: Leaderboard) -> dict:
     }
 
 
-def json_row(row: Row) -> dict:
+def json_row(row: Row) -> LeaderboardRowJSON:
     return {
         "rank": row.rank,
         "submission_id": row.submission_id,

@@ -21,16 +21,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from evaluation.scoring.scores_json import ScoresJSON, VisibleScoresJSON
+from evaluation.scoring.vocabulary import DECIDED_BY_THE_FILE
 from leaderboard.models import Submission
 
-# Outcomes a static check decides. Rows scored before the scorer said which were static count as run,
-# except `not_submitted`, which is decided by the file alone.
-_STATIC_BY_DEFINITION = frozenset({"not_submitted"})
 BREAKDOWNS = ("per_database", "per_hardness", "outcomes")
 
 
@@ -56,7 +55,7 @@ def disclosure(submission: Submission, viewer: Any) -> Disclosure:
 class Feedback:
     disclosure: Disclosure
     status: str  # as this viewer may see it: `running` until the result is released
-    shown: dict | None  # the scores JSON cut to what may be seen; None until scored and released
+    shown: VisibleScoresJSON | None  # the scores cut to what may be seen; None until scored and released
     questions: list[dict]  # one line per question for its owner and staff; empty for anyone else
     breakdowns_note: str  # why the breakdowns are not shown; empty when they are
     failure: str  # why scoring failed, once released
@@ -95,15 +94,16 @@ def visible_status(submission: Submission, viewer: Any, *, now: datetime | None 
     return submission.status
 
 
-def visible_scores(scores: dict, seen: Disclosure) -> dict:
+def visible_scores(scores: ScoresJSON, seen: Disclosure) -> VisibleScoresJSON:
     """The scores JSON with the breakdowns set to None where they may not be seen (same keys, so every
     reader finds them)."""
+    # Casts: every ScoresJSON is a VisibleScoresJSON, but TypedDict keys are mutable, hence invariant.
     if seen.breakdowns:
-        return scores
-    return {**scores, **dict.fromkeys(BREAKDOWNS)}
+        return cast(VisibleScoresJSON, scores)
+    return cast(VisibleScoresJSON, {**scores, **dict.fromkeys(BREAKDOWNS)})
 
 
-def public_scores(scores: dict) -> dict:
+def public_scores(scores: ScoresJSON) -> VisibleScoresJSON:
     """The scores of a public submission, as the leaderboard and its exports show them to anyone."""
     return visible_scores(scores, PUBLIC)
 
@@ -113,7 +113,9 @@ def question_lines(submission: Submission, seen: Disclosure) -> list[dict]:
     lines = []
     for item in submission.outcomes or []:
         outcome = item["outcome"]
-        static = item.get("static", outcome in _STATIC_BY_DEFINITION)
+        # Rows scored before the scorer said which verdicts were static count as run, except an outcome
+        # the file alone decides.
+        static = item.get("static", outcome in DECIDED_BY_THE_FILE)
         line = {
             "question_id": item["question_id"],
             "check": outcome if static else "submitted",

@@ -7,6 +7,7 @@ from django.utils.html import escape
 from django.utils.translation import gettext_lazy as _
 
 from evaluation.models import BenchmarkVersion
+from leaderboard.model_card import Approach, Weights
 from leaderboard.models import Submission
 from leaderboard.ranking import COLUMN_GROUPS
 
@@ -89,8 +90,8 @@ class RankingForm(forms.Form):
     """The leaderboard's query string: ?q=&weights=&approach=&size=&sort=&order=&hide=."""
 
     q = forms.CharField(required=False, max_length=100)
-    weights = forms.ChoiceField(required=False, choices=[("", ""), *Submission.Weights.choices])
-    approach = forms.ChoiceField(required=False, choices=[("", ""), *Submission.Approach.choices])
+    weights = forms.ChoiceField(required=False, choices=[("", ""), *Weights.choices])
+    approach = forms.ChoiceField(required=False, choices=[("", ""), *Approach.choices])
     size = forms.CharField(required=False, max_length=40)
     sort = forms.ChoiceField(required=False)
     order = forms.ChoiceField(required=False, choices=[("asc", "asc"), ("desc", "desc")])

@@ -11,7 +11,9 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from evaluation.models import BenchmarkVersion
+from evaluation.models import BenchmarkVersion, Dialect
+from evaluation.scoring.scores_json import ScoresJSON
+from leaderboard.model_card import ModelCard
 
 
 class SubmissionQuerySet(models.QuerySet):
@@ -47,52 +49,25 @@ class SubmissionQuerySet(models.QuerySet):
         )
 
 
-class Submission(models.Model):
+class Submission(ModelCard):
     class Status(models.TextChoices):
         QUEUED = "queued", _("queued")
         RUNNING = "running", _("running")
         SCORED = "scored", _("scored")
         FAILED = "failed", _("failed")
 
-    class Weights(models.TextChoices):
-        OPEN = "open", _("open weights")
-        CLOSED = "closed", _("closed weights")
-        UNKNOWN = "unknown", _("not said")
-
-    class Approach(models.TextChoices):
-        PROMPTING = "prompting", _("prompting")
-        FINE_TUNING = "fine-tuning", _("fine-tuning")
-        OTHER = "other", _("other")
-
-    class Dialect(models.TextChoices):
-        MYSQL = "mysql", "MySQL"
-        SQLITE = "sqlite", "SQLite"
-
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="submissions")
     version = models.ForeignKey(BenchmarkVersion, on_delete=models.PROTECT, related_name="submissions")
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
 
-    # The model card.
-    model_name = models.CharField(_("model name"), max_length=120)
-    team = models.CharField(_("team"), max_length=120, blank=True)
+    # The model card: the shared fields (leaderboard/model_card.py) and these.
     description = models.TextField(_("description"), max_length=2000, blank=True)
-    model_size = models.CharField(_("model size"), max_length=40, blank=True, help_text=_("e.g. 7B, 70B"))
-    weights = models.CharField(_("weights"), max_length=10, choices=Weights.choices, default=Weights.UNKNOWN)
-    approach = models.CharField(
-        _("approach"), max_length=12, choices=Approach.choices, default=Approach.PROMPTING
-    )
     paper_url = models.URLField(_("paper URL"), blank=True)
     code_url = models.URLField(_("code URL"), blank=True)
     dialect = models.CharField(
         _("SQL dialect of the predictions"), max_length=10, choices=Dialect.choices, default=Dialect.MYSQL
     )
     is_public = models.BooleanField(_("public"), default=False)
-    spider_dev_ea = models.FloatField(
-        _("self-reported Spider dev EA (%)"),
-        null=True,
-        blank=True,
-        validators=[MinValueValidator(0), MaxValueValidator(100)],
-    )
 
     # What was uploaded, and the receipt.
     predictions = models.JSONField(help_text="question id → predicted SQL, as uploaded.")
@@ -117,7 +92,8 @@ class Submission(models.Model):
     # hidden data, so the time is rounded up to TERMITE_RESULT_RELEASE_SECONDS after it started.
     released_at = models.DateTimeField(null=True, blank=True)
 
-    # The results: `scores` is the object `manage.py score --json` prints; `outcomes` is per question.
+    # The results: `scores` is the object `manage.py score --json` prints (ScoresJSON); `outcomes` is per
+    # question.
     scores = models.JSONField(null=True, blank=True)
     outcomes = models.JSONField(null=True, blank=True)
     ea = models.FloatField(null=True, blank=True, db_index=True)
@@ -191,7 +167,7 @@ class Submission(models.Model):
         steps = max(1, math.ceil((finished - self.started_at).total_seconds() / quantum))
         return self.started_at + timedelta(seconds=steps * quantum)
 
-    def mark_scored(self, *, scores: dict, outcomes: list[dict]) -> None:
+    def mark_scored(self, *, scores: ScoresJSON, outcomes: list[dict]) -> None:
         self.status = self.Status.SCORED
         self.scores = scores
         self.outcomes = outcomes
@@ -233,7 +209,7 @@ class SubmissionQuota(models.Model):
         return f"{self.user}: {self.per_day}/day, {self.per_version}/version"
 
 
-class Baseline(models.Model):
+class Baseline(ModelCard):
     """A result reported elsewhere (a paper), entered by an admin and shown on the leaderboard, marked
     as such and never ranked: its numbers were not produced by this portal's scorer.
 
@@ -242,18 +218,6 @@ class Baseline(models.Model):
     """
 
     version = models.ForeignKey(BenchmarkVersion, on_delete=models.PROTECT, related_name="baselines")
-    model_name = models.CharField(_("model name"), max_length=120)
-    team = models.CharField(_("team"), max_length=120, blank=True)
-    model_size = models.CharField(_("model size"), max_length=40, blank=True)
-    weights = models.CharField(
-        _("weights"), max_length=10, choices=Submission.Weights.choices, default=Submission.Weights.UNKNOWN
-    )
-    approach = models.CharField(
-        _("approach"),
-        max_length=12,
-        choices=Submission.Approach.choices,
-        default=Submission.Approach.PROMPTING,
-    )
     per_database = models.JSONField(
         _("EA per database"),
         default=dict,
@@ -265,12 +229,6 @@ class Baseline(models.Model):
         blank=True,
         validators=[MinValueValidator(0), MaxValueValidator(1)],
         help_text=_("A fraction. Leave blank to use the question-weighted mean of the per-database EA."),
-    )
-    spider_dev_ea = models.FloatField(
-        _("reported Spider dev EA (%)"),
-        null=True,
-        blank=True,
-        validators=[MinValueValidator(0), MaxValueValidator(100)],
     )
     note = models.CharField(_("note"), max_length=300, blank=True, help_text=_("e.g. model and settings."))
     source = models.TextField(_("source"), help_text=_("The citation of the paper that reports it."))

@@ -2,7 +2,76 @@
 
 from __future__ import annotations
 
-from evaluation.scoring.metrics import OUTCOMES
+import inspect
+import types
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal, Union, get_args, get_origin, get_type_hints, is_typeddict
+
+from evaluation.scoring.scores_json import Schema, VisibleScoresJSON
+from evaluation.scoring.vocabulary import DIALECTS, STATIC_OUTCOMES
+from leaderboard.exports import LeaderboardJSON, LeaderboardRowJSON
+from leaderboard.model_card import Approach, Weights
+from leaderboard.models import Submission
+
+_JSON_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean", type(None): "null"}
+
+
+def json_schema(annotation: Any, *, refs: Mapping[type, str] | None = None) -> dict:
+    """The JSON Schema of a type, for the types the JSON objects here are annotated with: a TypedDict (every
+    key required; its docstring, if any, the description), str, int, float, bool, None, X | Y, list[X],
+    dict[str, X] (an object with any keys), dict[Literal[...], X] (an object with these keys), a Literal of
+    strings, and Annotated[X, Schema(...)], whose keywords are added. A TypedDict named in `refs` is
+    referred to as that component instead of written out."""
+    refs = refs or {}
+    origin, args = get_origin(annotation), get_args(annotation)
+    if origin is Annotated:
+        schema = json_schema(args[0], refs=refs)
+        for metadata in args[1:]:
+            if isinstance(metadata, Schema):
+                schema.update(metadata.keywords)
+        return schema
+    if is_typeddict(annotation):
+        if annotation in refs:
+            return {"$ref": f"#/components/schemas/{refs[annotation]}"}
+        hints = get_type_hints(annotation, include_extras=True)
+        schema = {"type": "object"}
+        if annotation.__doc__:
+            schema["description"] = " ".join(inspect.cleandoc(annotation.__doc__).split())
+        schema["required"] = [key for key in hints if key in annotation.__required_keys__]
+        schema["properties"] = {key: json_schema(hint, refs=refs) for key, hint in hints.items()}
+        return schema
+    if origin in (Union, types.UnionType):
+        return _union([json_schema(arg, refs=refs) for arg in args])
+    if origin is Literal and all(isinstance(arg, str) for arg in args):
+        return {"type": "string", "enum": list(args)}
+    if origin is list:
+        return {"type": "array", "items": json_schema(args[0], refs=refs)}
+    if origin is dict:
+        key, value = args
+        if get_origin(key) is Literal:
+            return {
+                "type": "object",
+                "properties": {name: json_schema(value, refs=refs) for name in get_args(key)},
+            }
+        return {"type": "object", "additionalProperties": json_schema(value, refs=refs)}
+    if annotation in _JSON_TYPES:
+        return {"type": _JSON_TYPES[annotation]}
+    raise TypeError(f"no JSON Schema for {annotation!r}")
+
+
+def _union(schemas: list[dict]) -> dict:
+    """`X | None` as X with "null" added to its type where X has one type and no enum; anyOf otherwise."""
+    null = {"type": "null"}
+    others = [schema for schema in schemas if schema != null]
+    if (
+        len(others) == 1
+        and len(schemas) == 2
+        and isinstance(others[0].get("type"), str)
+        and "enum" not in others[0]
+    ):
+        return {**others[0], "type": [others[0]["type"], "null"]}
+    return {"anyOf": schemas}
+
 
 _ERROR = {
     "type": "object",
@@ -19,40 +88,13 @@ _ERROR = {
         }
     },
 }
-_ACCURACY = {
-    "type": "object",
-    "properties": {"ea": {"type": "number"}, "ea_strict": {"type": "number"}, "n": {"type": "integer"}},
-}
-_SCORES = {
-    "type": "object",
-    "properties": {
-        "version": {"type": "string"},
-        "scorer_version": {"type": "string"},
-        "overall": {
-            "type": "object",
-            "properties": {
-                "ea": {"type": "number", "minimum": 0, "maximum": 1},
-                "ea_strict": {"type": "number", "minimum": 0, "maximum": 1},
-                "ea_ci95": {"type": "array", "items": {"type": "number"}, "minItems": 2, "maxItems": 2},
-                "n": {"type": "integer"},
-                "excluded": {"type": "integer"},
-            },
-        },
-        "per_database": {"type": ["object", "null"], "additionalProperties": _ACCURACY},
-        "per_hardness": {"type": ["object", "null"], "additionalProperties": _ACCURACY},
-        "outcomes": {
-            "type": ["object", "null"],
-            "properties": {name: {"type": "integer"} for name in OUTCOMES},
-        },
-    },
-    "description": "The breakdowns are null on a private submission (see `breakdowns_hidden`).",
-}
+_SCORES = json_schema(VisibleScoresJSON)
 _CHECK = {
     "type": "object",
     "description": "What a static check of the owner's query found; never what running it did.",
     "properties": {
         "question_id": {"type": "string"},
-        "check": {"type": "string", "enum": ["submitted", "syntax_error", "resource_limit", "not_submitted"]},
+        "check": {"type": "string", "enum": ["submitted", *STATIC_OUTCOMES]},
         "message": {"type": ["string", "null"]},
     },
 }
@@ -61,7 +103,7 @@ _SUBMISSION = {
     "required": ["id", "status", "model_name", "receipt", "error", "scores"],
     "properties": {
         "id": {"type": "integer"},
-        "status": {"type": "string", "enum": ["queued", "running", "scored", "failed"]},
+        "status": {"type": "string", "enum": Submission.Status.values},
         "model_name": {"type": "string"},
         "public": {"type": "boolean"},
         "receipt": {"type": ["object", "null"]},
@@ -73,67 +115,8 @@ _SUBMISSION = {
         "results_url": {"type": "string", "format": "uri"},
     },
 }
-_FRACTION = {"type": ["number", "null"], "minimum": 0, "maximum": 1}
-_LEADERBOARD_ROW = {
-    "type": "object",
-    "description": "A public scored submission, or a baseline reported in a paper and not scored here.",
-    "required": [
-        "rank",
-        "submission_id",
-        "model_name",
-        "team",
-        "date",
-        "ea",
-        "ea_strict",
-        "ea_ci95",
-        "per_database",
-        "per_hardness",
-        "spider_ea",
-        "baseline",
-    ],
-    "properties": {
-        "rank": {
-            "type": ["integer", "null"],
-            "description": "Shared by rows whose EA lies within each other's 95% CI (1, 1, 3); null for baselines",
-        },
-        "submission_id": {"type": ["integer", "null"], "description": "null for baselines"},
-        "model_name": {"type": "string"},
-        "team": {"type": "string"},
-        "date": {"type": "string", "format": "date", "description": "Submitted, or published for a baseline"},
-        "ea": {"type": "number", "minimum": 0, "maximum": 1},
-        "ea_strict": _FRACTION,
-        "ea_ci95": {
-            "type": ["array", "null"],
-            "items": {"type": "number"},
-            "minItems": 2,
-            "maxItems": 2,
-            "description": "95% bootstrap interval of EA; null for baselines",
-        },
-        "per_database": {
-            "type": "object",
-            "additionalProperties": _FRACTION,
-            "description": "EA per database slug; null where nothing was scored",
-        },
-        "per_hardness": {"type": "object", "additionalProperties": _FRACTION},
-        "spider_ea": {**_FRACTION, "description": "Self-reported Spider dev EA, as a fraction"},
-        "spider_gap": {"type": ["number", "null"], "description": "spider_ea minus ea"},
-        "model_size": {"type": "string"},
-        "weights": {"type": "string", "enum": ["open", "closed", "unknown"]},
-        "approach": {"type": "string", "enum": ["prompting", "fine-tuning", "other"]},
-        "baseline": {"type": "boolean"},
-        "source": {"type": "string", "description": "A baseline's citation; empty for submissions"},
-    },
-}
-_LEADERBOARD = {
-    "type": "object",
-    "required": ["version", "rows"],
-    "properties": {
-        "version": {"type": "string"},
-        "databases": {"type": "array", "items": {"type": "string"}},
-        "hardness_levels": {"type": "array", "items": {"type": "string"}},
-        "rows": {"type": "array", "items": {"$ref": "#/components/schemas/LeaderboardRow"}},
-    },
-}
+_LEADERBOARD_ROW = json_schema(LeaderboardRowJSON)
+_LEADERBOARD = json_schema(LeaderboardJSON, refs={LeaderboardRowJSON: "LeaderboardRow"})
 
 
 def _errors(*codes: int) -> dict:
@@ -239,12 +222,9 @@ def openapi_document(*, server_url: str) -> dict:
                                         "team": {"type": "string"},
                                         "description": {"type": "string"},
                                         "model_size": {"type": "string"},
-                                        "weights": {"type": "string", "enum": ["open", "closed", "unknown"]},
-                                        "approach": {
-                                            "type": "string",
-                                            "enum": ["prompting", "fine-tuning", "other"],
-                                        },
-                                        "dialect": {"type": "string", "enum": ["mysql", "sqlite"]},
+                                        "weights": {"type": "string", "enum": Weights.values},
+                                        "approach": {"type": "string", "enum": Approach.values},
+                                        "dialect": {"type": "string", "enum": list(DIALECTS)},
                                         "paper_url": {"type": "string", "format": "uri"},
                                         "code_url": {"type": "string", "format": "uri"},
                                         "spider_dev_ea": {"type": "number", "minimum": 0, "maximum": 100},

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from evaluation.scoring.metrics import HARDNESS_LEVELS, OUTCOMES
+from evaluation.scoring.scores_json import VisibleScoresJSON
+from evaluation.scoring.vocabulary import HARDNESS_LEVELS, OUTCOMES
 
 
-def score_tables(scores: dict) -> dict:
+def score_tables(scores: VisibleScoresJSON) -> dict:
     """The tables of a results page, from scores as `feedback` cut them: a hidden breakdown is None."""
     if scores["per_database"] is None:
         return {"overall": scores["overall"], "per_database": None, "per_hardness": None, "outcomes": None}
@@ -20,7 +21,7 @@ def score_tables(scores: dict) -> dict:
     }
 
 
-def comparison(a: dict, b: dict) -> dict:
+def comparison(a: VisibleScoresJSON, b: VisibleScoresJSON) -> dict:
     """Two submissions' scores (as `feedback` cut them) side by side: overall, and per database and per
     hardness level where both show them, with the difference a - b (None where either has no scored
     question)."""

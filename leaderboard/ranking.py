@@ -11,7 +11,7 @@ import logging
 import re
 import time
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime
 from typing import Any
@@ -23,8 +23,10 @@ from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 
 from evaluation.models import BenchmarkVersion, Hardness
-from evaluation.scoring.metrics import HARDNESS_LEVELS
+from evaluation.scoring.scores_json import AccuracyJSON, VisibleScoresJSON
+from evaluation.scoring.vocabulary import HARDNESS_LEVELS
 from leaderboard import feedback
+from leaderboard.model_card import Approach, Weights
 from leaderboard.models import Submission
 
 logger = logging.getLogger(__name__)
@@ -56,8 +58,8 @@ class Row:
     per_hardness: dict[str, float | None]
     spider_ea: float | None
     model_size: str = ""
-    weights: str = Submission.Weights.UNKNOWN
-    approach: str = Submission.Approach.OTHER
+    weights: str = Weights.UNKNOWN
+    approach: str = Approach.OTHER
     baseline: bool = False
     note: str = ""
     source: str = ""
@@ -81,11 +83,11 @@ class Row:
 
     @property
     def weights_label(self) -> str:
-        return Submission.Weights(self.weights).label
+        return Weights(self.weights).label
 
     @property
     def approach_label(self) -> str:
-        return Submission.Approach(self.approach).label
+        return Approach(self.approach).label
 
     @property
     def search_text(self) -> str:
@@ -257,7 +259,8 @@ def _submissions(version: BenchmarkVersion) -> Iterable[dict]:
 
 
 def _submission_row(item: dict, databases: list[str]) -> Row:
-    scores = feedback.public_scores(item["scores"] or {})
+    # A public submission shows its breakdowns to anyone: none of them is None here.
+    scores: VisibleScoresJSON = feedback.public_scores(item["scores"] or {})
     overall = scores.get("overall", {})
     ci = overall.get("ea_ci95")
     return Row(
@@ -277,7 +280,7 @@ def _submission_row(item: dict, databases: list[str]) -> Row:
     )
 
 
-def _accuracies(groups: dict, names: Iterable[str]) -> dict[str, float | None]:
+def _accuracies(groups: Mapping[str, AccuracyJSON], names: Iterable[str]) -> dict[str, float | None]:
     # A group with no scored question has no EA (the scorer writes 0.0 for it).
     return {name: groups[name]["ea"] if groups.get(name, {}).get("n") else None for name in names}
 

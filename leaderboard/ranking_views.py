@@ -19,6 +19,7 @@ from django.views.decorators.http import require_GET
 from evaluation.models import BenchmarkVersion
 from leaderboard import charts, exports, feedback, presenters, ranking
 from leaderboard.forms import CompareForm, RankingForm, RankingView
+from leaderboard.model_card import Approach, Weights
 from leaderboard.models import Submission
 
 
@@ -75,8 +76,8 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
         "tbody": mark_safe("".join(_shown(html[id(e.row)], e.shown) for e in entries)),
         "shown_count": len(shown),
         "groups": list(ranking.COLUMN_GROUPS.items()),
-        "weights_choices": Submission.Weights.choices,
-        "approach_choices": Submission.Approach.choices,
+        "weights_choices": Weights.choices,
+        "approach_choices": Approach.choices,
         "charts": page.charts,
     }
     return render(request, "leaderboard/ranking.html", context)

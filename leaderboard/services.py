@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import threading
 import time
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import timedelta
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -23,9 +22,8 @@ from evaluation.models import BenchmarkVersion
 from evaluation.predictions import parse_predictions
 from evaluation.scoring.score import SCORER_VERSION
 from evaluation.selectors import question_ids_by_database
-from evaluation.services import demo_gold
 from leaderboard import liveness, ranking, selectors
-from leaderboard.models import Baseline, Submission
+from leaderboard.models import Submission
 from leaderboard.queue import scoring_queue
 
 logger = logging.getLogger(__name__)
@@ -286,132 +284,3 @@ def submission_score(*, submission_id: int) -> str:
     submission.mark_scored(scores=report.as_dict(), outcomes=outcome_rows(report))
     leaderboard_changed(version=submission.version)
     return "scored"
-
-
-# Baselines: results reported elsewhere, shown on the leaderboard unranked and marked as such.
-
-TERMITE_DATABASES = (
-    "bowling",
-    "centri",
-    "coronavirus",
-    "farma",
-    "farmacia",
-    "galleria",
-    "hackathon",
-    "pratica",
-    "recensioni",
-    "voli",
-)
-# The GPT-3.5 run of the paper that introduced Termite: EA per database in %, as published.
-PAPER_GPT35_EA = {
-    "bowling": 50.79,
-    "centri": 56.25,
-    "coronavirus": 40.00,
-    "farma": 62.50,
-    "farmacia": 50.00,
-    "galleria": 69.15,
-    "hackathon": 46.25,
-    "pratica": 50.11,
-    "recensioni": 20.00,
-    "voli": 56.25,
-}
-PAPER_GPT35 = {
-    "model_name": "GPT-3.5",
-    "team": "Ranaldi et al.",
-    "weights": Submission.Weights.CLOSED,
-    "approach": Submission.Approach.PROMPTING,
-    "note": "gpt-3.5-turbo-16k, temperature 1",
-    "source": (
-        "F. Ranaldi, E. S. Ruzzetti, D. Onorati, L. Ranaldi, C. Giannone, A. Favalli, R. Romagnoli,"
-        " F. M. Zanzotto. Investigating the Impact of Data Contamination of Large Language Models in"
-        " Text-to-SQL Translation. 2024. arXiv:2402.08100."
-    ),
-    "source_url": "https://arxiv.org/abs/2402.08100",
-    "date": date(2024, 2, 12),
-}
-
-
-class BaselineError(Exception):
-    """A baseline does not fit the version it is meant for; the message says why."""
-
-
-def baseline_save(*, baseline: Baseline) -> Baseline:
-    baseline.full_clean()
-    baseline.save()
-    leaderboard_changed(version=baseline.version)
-    return baseline
-
-
-def baseline_delete(*, baseline: Baseline) -> None:
-    version = baseline.version
-    baseline.delete()
-    leaderboard_changed(version=version)
-
-
-def paper_baseline_load(*, version: BenchmarkVersion, dry_run: bool = False) -> tuple[Baseline, bool]:
-    """Add (or bring up to date) the paper's GPT-3.5 row on `version`, whose databases must be exactly
-    the ten Termite ones. Its overall EA is left blank: the leaderboard weights the per-database EA by
-    the version's questions. Returns the baseline and whether it is new; with `dry_run`, stores nothing.
-    """
-    slugs = set(version.databases.values_list("slug", flat=True))
-    if slugs != set(TERMITE_DATABASES):
-        missing, extra = sorted(set(TERMITE_DATABASES) - slugs), sorted(slugs - set(TERMITE_DATABASES))
-        found = ", ".join(sorted(slugs)) or "none"
-        raise BaselineError(
-            f"{version} does not hold the ten Termite databases the paper reports on "
-            f"(missing: {', '.join(missing) or 'none'}; not in the paper: {', '.join(extra) or 'none'}; "
-            f"its databases: {found})."
-        )
-    fields = {
-        **PAPER_GPT35,
-        "per_database": {db: round(ea / 100, 6) for db, ea in PAPER_GPT35_EA.items()},
-        "ea": None,
-    }
-    with transaction.atomic():
-        baseline = Baseline.objects.filter(version=version, model_name=PAPER_GPT35["model_name"]).first()
-        created = baseline is None
-        baseline = baseline or Baseline(version=version)
-        for name, value in fields.items():
-            setattr(baseline, name, value)
-        if not dry_run:
-            baseline_save(baseline=baseline)
-    return baseline, created
-
-
-DEMO_SUBMITTER = "demo"
-
-
-def demo_submissions_load(*, version: BenchmarkVersion) -> int:
-    """Three public, scored submissions on the demo benchmark, so that a new portal shows a leaderboard.
-
-    Built from the demo's own question files (our content, not the hidden benchmark); scored here and now
-    rather than queued, so the demo needs no worker. Returns how many were made (0 if already there).
-    """
-    user, created = get_user_model().objects.get_or_create(
-        username=DEMO_SUBMITTER, defaults={"email": "demo@example.org", "affiliation": "Termite Portal"}
-    )
-    if not created and user.submissions.exists():
-        return 0
-    gold = demo_gold()
-    easy = set(version.questions.filter(hardness="easy").values_list("public_id", flat=True))
-    systems = {
-        "Oracolo (the demo's own answers)": gold,
-        "Metà e metà": {qid: gold[qid] if n % 2 == 0 else "SELECT 1" for n, qid in enumerate(sorted(gold))},
-        "Solo domande facili": {qid: sql for qid, sql in gold.items() if qid in easy},
-    }
-    for model_name, predictions in systems.items():
-        submission = Submission.objects.create(
-            user=user,
-            version=version,
-            model_name=model_name,
-            team="Termite Portal demo",
-            is_public=True,
-            predictions=predictions,
-            file_name="demo.jsonl",
-            file_sha256=hashlib.sha256(json.dumps(predictions, sort_keys=True).encode()).hexdigest(),
-            file_format="jsonl",
-            missing_count=len(gold) - len(predictions),
-            scorer_version=SCORER_VERSION,
-        )
-        submission_score(submission_id=submission.pk)
-    return len(systems)

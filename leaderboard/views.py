@@ -11,7 +11,8 @@ from django.views.decorators.http import require_GET, require_POST
 from evaluation.models import BenchmarkVersion
 from evaluation.predictions import PredictionFileError
 from evaluation.scoring import compare, sandbox
-from evaluation.scoring.metrics import BOOTSTRAP_RESAMPLES, OUTCOMES
+from evaluation.scoring.metrics import BOOTSTRAP_RESAMPLES
+from evaluation.scoring.vocabulary import OUTCOMES
 from evaluation.selectors import information_bound
 from leaderboard import charts, feedback, presenters, selectors, services
 from leaderboard.forms import SubmissionForm

@@ -12,6 +12,7 @@ import dj_database_url
 from cryptography.fernet import Fernet
 from django.utils.translation import gettext_lazy as _
 
+from termite_site import upload_caps
 from termite_site.env import (
     env_bool,
     env_float,
@@ -218,8 +219,8 @@ TERMITE_TRUSTED_PROXIES = env_int("TERMITE_TRUSTED_PROXIES", 0)
 # Submissions.
 TERMITE_DAILY_QUOTA = env_int("TERMITE_DAILY_QUOTA", 5)
 TERMITE_VERSION_QUOTA = env_int("TERMITE_VERSION_QUOTA", 100)
-TERMITE_MAX_UPLOAD_BYTES = env_int("TERMITE_MAX_UPLOAD_BYTES", 5 * 1024 * 1024)
-TERMITE_MAX_SQL_CHARS = env_int("TERMITE_MAX_SQL_CHARS", 20_000)
+TERMITE_MAX_UPLOAD_BYTES = env_int("TERMITE_MAX_UPLOAD_BYTES", upload_caps.MAX_UPLOAD_BYTES)
+TERMITE_MAX_SQL_CHARS = env_int("TERMITE_MAX_SQL_CHARS", upload_caps.MAX_SQL_CHARS)
 # What one prediction's result may hold (rows, bytes), and all of a submission's results together: over
 # either, that question is resource_limit; each result is compared and dropped as it arrives.
 TERMITE_MAX_RESULT_ROWS = env_int("TERMITE_MAX_RESULT_ROWS", 20_000)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from evaluation.services import demo_gold
+from leaderboard.demo import demo_gold
 
 
 def predictions_jsonl(predictions: dict[str, str]) -> bytes:

@@ -14,8 +14,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from evaluation.scoring.dialect import TranspileError, parse_one
-
-LEVELS = ("easy", "medium", "hard", "extra")
+from evaluation.scoring.vocabulary import HardnessLevel
 
 
 class HardnessError(ValueError):
@@ -29,12 +28,12 @@ class HardnessCounts:
     others: int  # several aggregates, output columns, WHERE conditions, GROUP BY columns
 
 
-def hardness(sql: str, *, source: str = "mysql") -> str:
+def hardness(sql: str, *, source: str = "mysql") -> HardnessLevel:
     """ "easy", "medium", "hard" or "extra"; raises HardnessError when the query cannot be parsed."""
     return level(hardness_counts(sql, source=source))
 
 
-def level(counts: HardnessCounts) -> str:
+def level(counts: HardnessCounts) -> HardnessLevel:
     c1, c2, others = counts.component1, counts.component2, counts.others
     if c1 <= 1 and others == 0 and c2 == 0:
         return "easy"

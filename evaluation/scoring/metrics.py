@@ -12,17 +12,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-OUTCOMES = (
-    "correct",
-    "wrong_result",
-    "syntax_error",
-    "runtime_error",
-    "timeout",
-    "resource_limit",
-    "not_submitted",
-)
-EXCLUDED = "excluded"
-HARDNESS_LEVELS = ("easy", "medium", "hard", "extra")
+from evaluation.scoring.scores_json import AccuracyJSON
+from evaluation.scoring.vocabulary import EXCLUDED, HARDNESS_LEVELS, OUTCOMES, Outcome
 
 BOOTSTRAP_RESAMPLES = 1000
 BOOTSTRAP_SEED = 20240613
@@ -45,7 +36,7 @@ class Accuracy:
     ea_strict: float
     n: int
 
-    def as_dict(self) -> dict[str, float | int]:
+    def as_dict(self) -> AccuracyJSON:
         return {"ea": self.ea, "ea_strict": self.ea_strict, "n": self.n}
 
 
@@ -56,7 +47,7 @@ class Metrics:
     excluded: int
     per_database: dict[str, Accuracy]
     per_hardness: dict[str, Accuracy]
-    outcomes: dict[str, int]
+    outcomes: dict[Outcome, int]
 
 
 def summarise(graded: Sequence[Graded]) -> Metrics:

@@ -1,7 +1,7 @@
 """Scoring one submission: every prediction against its gold query, in one sandbox.
 
     report = score_predictions(questions=..., predictions=..., database_paths=...)
-    report.as_dict()    # the JSON the leaderboard and the scripts read
+    report.as_dict()    # the JSON the leaderboard and the scripts read (scores_json.ScoresJSON)
     report.questions    # one QuestionScore per question, in the order given
 
 Nothing here describes a gold query or its rows: a question's error is its prediction's own, and a gold
@@ -18,13 +18,15 @@ from collections.abc import Mapping, MutableMapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple, cast
+from typing import NamedTuple, cast
 
 from evaluation.scoring.compare import order_key_query, results_match, results_match_strict, split_order_keys
 from evaluation.scoring.dialect import TranspileError, read_schema, to_sqlite
-from evaluation.scoring.metrics import EXCLUDED, Graded, Metrics, summarise
+from evaluation.scoring.metrics import Graded, Metrics, summarise
 from evaluation.scoring.sandbox import DEFAULT_LIMITS, Execution, Limits, Query, Sandbox, refusal
 from evaluation.scoring.sandbox_child import MAX_ERROR_CHARS
+from evaluation.scoring.scores_json import ScoresJSON
+from evaluation.scoring.vocabulary import EXCLUDED
 
 # 1.1.0: result caps (20,000 rows, 8 MB; 256 MB a submission), static outcomes marked, predictions the
 # reader chokes on scored alone. EA of every ordinary prediction is as in 1.0.0.
@@ -44,7 +46,7 @@ class GoldQuestion:
 
 class QuestionScore(NamedTuple):
     question_id: str
-    outcome: str  # one of metrics.OUTCOMES, or metrics.EXCLUDED
+    outcome: str  # one of vocabulary.OUTCOMES, or vocabulary.EXCLUDED
     ea: bool
     ea_strict: bool
     error: str | None
@@ -73,7 +75,7 @@ class ScoreReport:
     questions: tuple[QuestionScore, ...]
     scorer_version: str = SCORER_VERSION
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> ScoresJSON:
         metrics = self.metrics
         return {
             "version": self.version,

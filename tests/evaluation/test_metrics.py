@@ -6,14 +6,8 @@ import time
 
 import pytest
 
-from evaluation.scoring.metrics import (
-    EXCLUDED,
-    HARDNESS_LEVELS,
-    OUTCOMES,
-    Graded,
-    bootstrap_ci,
-    summarise,
-)
+from evaluation.scoring.metrics import Graded, bootstrap_ci, summarise
+from evaluation.scoring.vocabulary import EXCLUDED, HARDNESS_LEVELS, OUTCOMES
 
 
 def graded(db_id="negozio", hardness="easy", outcome="correct", ea=None, ea_strict=None) -> Graded:

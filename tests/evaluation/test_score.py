@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from evaluation.scoring.dialect import read_schema, to_sqlite
-from evaluation.scoring.metrics import OUTCOMES
 from evaluation.scoring.sandbox import Limits
 from evaluation.scoring.score import (
     SCORER_VERSION,
@@ -20,6 +19,7 @@ from evaluation.scoring.score import (
     QuestionScore,
     score_predictions,
 )
+from evaluation.scoring.vocabulary import OUTCOMES
 from tests.evaluation.demo_db import make_demo_db, sha256_of
 from tests.evaluation.hostile_sql import INFINITE_CTE
 

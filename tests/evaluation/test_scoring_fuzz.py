@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from evaluation.scoring.dialect import TranspileError, to_sqlite
-from evaluation.scoring.metrics import OUTCOMES
 from evaluation.scoring.sandbox import Limits
 from evaluation.scoring.score import GoldQuestion, score_predictions
+from evaluation.scoring.vocabulary import OUTCOMES
 from tests.evaluation.demo_db import make_demo_db
 
 SEED = 20261201

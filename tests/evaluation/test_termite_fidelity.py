@@ -23,9 +23,10 @@ import pyzipper
 from evaluation.scoring.dialect import TranspileError, to_sqlite
 from evaluation.scoring.fidelity import AGREE, FAILS_ON_REFERENCE, compare_engines
 from evaluation.scoring.functions import install_functions
-from evaluation.scoring.hardness import LEVELS, HardnessError, hardness
+from evaluation.scoring.hardness import HardnessError, hardness
 from evaluation.scoring.mysql_dump import BuildReport, DumpError, build_sqlite
 from evaluation.scoring.reference import ReferenceDatabase, ReferenceQueryError, load_dump
+from evaluation.scoring.vocabulary import HARDNESS_LEVELS as LEVELS
 from tests.evaluation.test_reference import require_mariadb
 
 pytestmark = pytest.mark.termite_archive

@@ -3,7 +3,8 @@ for the demo benchmark (23 questions: biblioteca 12, ciclismo 11; easy 6, medium
 
 from __future__ import annotations
 
-from evaluation.scoring.metrics import OUTCOMES, bootstrap_ci
+from evaluation.scoring.metrics import bootstrap_ci
+from evaluation.scoring.vocabulary import OUTCOMES
 
 DATABASES = {"biblioteca": 12, "ciclismo": 11}
 HARDNESS = {"easy": 6, "medium": 7, "hard": 6, "extra": 4}

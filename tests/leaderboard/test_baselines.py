@@ -11,8 +11,14 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from evaluation.models import BenchmarkVersion, Database, Question
+from leaderboard.baselines import (
+    PAPER_BASELINE_FILE,
+    PAPER_GPT35,
+    PAPER_GPT35_EA,
+    TERMITE_DATABASES,
+    paper_baseline_read,
+)
 from leaderboard.models import Baseline
-from leaderboard.services import PAPER_GPT35_EA, TERMITE_DATABASES
 from tests.leaderboard.scored import scored_fields
 from tests.services import TERMITE_QUESTIONS_PER_DATABASE
 
@@ -53,6 +59,25 @@ def load(*args: str) -> str:
 
 def test_the_paper_numbers_cover_the_ten_termite_databases():
     assert set(PAPER_GPT35_EA) == set(TERMITE_DATABASES) == set(TERMITE_QUESTIONS_PER_DATABASE)
+
+
+def test_the_paper_numbers_and_citation_are_read_from_the_reference_file():
+    assert PAPER_BASELINE_FILE.name == "paper_baseline.toml"
+    assert PAPER_GPT35.fields["model_name"] == "GPT-3.5" and PAPER_GPT35.fields["date"] == date(2024, 2, 12)
+    assert (PAPER_GPT35.fields["weights"], PAPER_GPT35.fields["approach"]) == ("closed", "prompting")
+    assert "arXiv:2402.08100" in PAPER_GPT35.fields["source"]
+    assert (PAPER_GPT35_EA["bowling"], PAPER_GPT35_EA["recensioni"]) == (50.79, 20.0)
+
+
+def test_a_reference_file_that_does_not_add_up_is_refused(tmp_path):
+    text = PAPER_BASELINE_FILE.read_text()
+    broken = tmp_path / "paper_baseline.toml"
+    broken.write_text(text.replace('"voli",\n', ""))
+    with pytest.raises(ValueError, match="EA is given for"):
+        paper_baseline_read(broken)
+    broken.write_text(text.replace('weights = "closed"', 'weights = "ajar"'))
+    with pytest.raises(ValueError, match="ajar"):
+        paper_baseline_read(broken)
 
 
 def test_the_command_adds_the_gpt35_row_with_its_question_weighted_overall(client):

@@ -7,6 +7,7 @@ from django.core.management.base import CommandError
 
 from evaluation.management.commands._base import BenchmarkCommand
 from evaluation.models import BenchmarkVersion
+from evaluation.scoring.vocabulary import DIALECTS
 from evaluation.services import VersionStateError, database_add
 from evaluation.sources import SourceError, database_source_from_files
 
@@ -25,7 +26,7 @@ class Command(BenchmarkCommand):
         parser.add_argument("--schema", type=Path, help="Schema-only dump shown to participants")
         parser.add_argument("--slug", help="Database name (default: from the dump's file name)")
         parser.add_argument("--name", dest="display_name", help="Display name (default: the slug)")
-        parser.add_argument("--dialect", choices=["mysql", "sqlite"], default="mysql")
+        parser.add_argument("--dialect", choices=DIALECTS, default="mysql")
 
     def handle(self, *args, label, dump, questions, schema, slug, display_name, dialect, **options):
         version = BenchmarkVersion.objects.filter(label=label).first()

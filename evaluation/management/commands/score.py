@@ -11,7 +11,8 @@ from evaluation.grading import DatabaseUnavailable, score_version
 from evaluation.management.commands._base import BenchmarkCommand
 from evaluation.models import BenchmarkVersion
 from evaluation.predictions import PredictionFileError, parse_predictions
-from evaluation.scoring.metrics import HARDNESS_LEVELS
+from evaluation.scoring.scores_json import AccuracyJSON, OverallJSON, ScoresJSON
+from evaluation.scoring.vocabulary import DIALECTS, HARDNESS_LEVELS
 from evaluation.selectors import question_ids_by_database
 
 
@@ -27,7 +28,7 @@ class Command(BenchmarkCommand):
         parser.add_argument(
             "--version", dest="label", help="Benchmark version (default: the latest published)"
         )
-        parser.add_argument("--dialect", choices=["mysql", "sqlite"], default="mysql")
+        parser.add_argument("--dialect", choices=DIALECTS, default="mysql")
         parser.add_argument("--json", action="store_true", help="Print one JSON object")
 
     def handle(self, *args, predictions: Path, label: str | None, dialect: str, json: bool, **options):
@@ -77,8 +78,8 @@ def _read(path: Path) -> tuple[bytes, str]:
         raise CommandError(f"{path}: {error.strerror}") from None
 
 
-def _table(scores: dict) -> str:
-    def row(name: str, values: dict) -> str:
+def _table(scores: ScoresJSON) -> str:
+    def row(name: str, values: AccuracyJSON | OverallJSON) -> str:
         return f"{name:<16}{values['n']:>5}{100 * values['ea']:>9.2f}{100 * values['ea_strict']:>12.2f}"
 
     lines = [

@@ -5,7 +5,7 @@ from django.core.management.base import CommandError
 from evaluation.management.commands._base import BenchmarkCommand
 from evaluation.models import BenchmarkVersion
 from leaderboard import ranking
-from leaderboard.services import PAPER_GPT35, BaselineError, paper_baseline_load
+from leaderboard.baselines import BaselineError, paper_baseline_load
 
 
 class Command(BenchmarkCommand):
@@ -34,6 +34,6 @@ class Command(BenchmarkCommand):
             ("Would add" if created else "Would update") if dry_run else ("Added" if created else "Updated")
         )
         self.stdout.write(
-            f"{verb} the baseline {PAPER_GPT35['model_name']!r} on {version}: EA on {len(counts)} databases, "
+            f"{verb} the baseline {baseline.model_name!r} on {version}: EA on {len(counts)} databases, "
             f"{100 * overall:.2f}% overall (weighted by their {sum(counts.values())} questions)."
         )

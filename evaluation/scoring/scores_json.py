@@ -1,0 +1,68 @@
+"""The `scores` object, the JSON contract of a scored submission: what `ScoreReport.as_dict` writes,
+`manage.py score --json` prints and `Submission.scores` stores, and what the pages, charts, ranking and
+API read. Its keys are public (the API returns them): add, never rename.
+
+Accuracies are fractions in [0, 1]. leaderboard/openapi.py derives the API's description from these types.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, TypedDict
+
+from evaluation.scoring.vocabulary import Outcome
+
+
+class Schema:
+    """`Annotated` metadata: JSON Schema keywords a type alone cannot say (bounds, a format, a description).
+
+    Compared by identity, so hashable, as typing needs `Annotated` metadata to be inside a union.
+    """
+
+    def __init__(self, **keywords: Any) -> None:
+        self.keywords = keywords
+
+    def __repr__(self) -> str:
+        return f"Schema(**{self.keywords!r})"
+
+
+Fraction = Annotated[float, Schema(minimum=0, maximum=1)]
+
+
+class AccuracyJSON(TypedDict):
+    """EA and EA-strict of a group of questions (a database, a hardness level); 0.0 when `n` is 0."""
+
+    ea: Fraction
+    ea_strict: Fraction
+    n: int
+
+
+class OverallJSON(TypedDict):
+    ea: Fraction
+    ea_strict: Fraction
+    ea_ci95: Annotated[list[float], Schema(minItems=2, maxItems=2)]
+    n: int
+    excluded: int
+
+
+class ScoresHeadJSON(TypedDict):
+    version: str
+    scorer_version: str
+    overall: OverallJSON
+
+
+class ScoresJSON(ScoresHeadJSON):
+    """The scores as the scorer writes them: every breakdown is there."""
+
+    per_database: dict[str, AccuracyJSON]
+    per_hardness: dict[str, AccuracyJSON]
+    outcomes: dict[Outcome, int]
+
+
+# What leaderboard/feedback.py shows a viewer; the API returns it. (The docstring is the API's description.)
+class VisibleScoresJSON(ScoresHeadJSON):
+    """The scores as the viewer may see them: the breakdowns are null where they may not be seen, as on a
+    private submission (see `breakdowns_hidden`)."""
+
+    per_database: dict[str, AccuracyJSON] | None
+    per_hardness: dict[str, AccuracyJSON] | None
+    outcomes: dict[Outcome, int] | None

@@ -1,0 +1,112 @@
+"""The demo content a new portal starts with (`manage.py load_demo`, run by `python3 dev.py start`): a demo
+admin, the demo benchmark (built by evaluation from its own files) and three scored public submissions,
+so that the leaderboard shows something. Loading it again changes nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import transaction
+
+from evaluation.models import BenchmarkVersion
+from evaluation.scoring.score import SCORER_VERSION
+from evaluation.services import DEMO_DATABASES, DEMO_DIR, DEMO_LABEL, demo_benchmark_load
+from leaderboard.models import Submission
+from leaderboard.services import submission_score
+
+DEMO_ADMIN = "admin"
+DEMO_SUBMITTER = "demo"
+
+
+@dataclass(frozen=True)
+class DemoLoad:
+    version: BenchmarkVersion
+    benchmark_loaded: bool  # False: it was there already
+    submissions_made: int  # 0: they were there already
+    admin_password: str
+
+
+def demo_load() -> DemoLoad:
+    """Make sure the demo admin, the demo benchmark and the demo submissions exist."""
+    with transaction.atomic():
+        password = demo_admin_password()
+        version = demo_benchmark_load()
+    loaded = version is not None
+    version = version or BenchmarkVersion.objects.get(label=DEMO_LABEL)
+    made = demo_submissions_load(version=version)
+    return DemoLoad(version=version, benchmark_loaded=loaded, submissions_made=made, admin_password=password)
+
+
+def demo_admin_exists() -> bool:
+    return get_user_model().objects.filter(username=DEMO_ADMIN).exists()
+
+
+def demo_admin_password() -> str:
+    """The demo admin's password, creating the admin (or a new password) where needed. It is kept beside
+    the other generated secrets so that every start can print it."""
+    path = settings.DATA_DIR / "secrets" / "demo-admin-password"
+    user = get_user_model().objects.filter(username=DEMO_ADMIN).first()
+    if user is not None and path.exists():
+        return path.read_text().strip()
+    password = secrets.token_urlsafe(12)
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    path.write_text(password)
+    path.chmod(0o600)
+    if user is None:
+        get_user_model().objects.create_superuser(DEMO_ADMIN, "admin@example.org", password)
+    else:
+        user.set_password(password)
+        user.save(update_fields=["password"])
+    return password
+
+
+def demo_gold() -> dict[str, str]:
+    """The demo's own gold, question id -> MySQL query: our content, not the hidden benchmark's."""
+    gold = {}
+    for slug in DEMO_DATABASES:
+        for line in (DEMO_DIR / f"{slug}.jsonl").read_text().splitlines():
+            item = json.loads(line)
+            gold[item["id"]] = item["gold_sql"]
+    return gold
+
+
+def demo_submissions_load(*, version: BenchmarkVersion) -> int:
+    """Three public, scored submissions on the demo benchmark, so that a new portal shows a leaderboard.
+
+    Built from the demo's own question files (our content, not the hidden benchmark); scored here and now
+    rather than queued, so the demo needs no worker. Returns how many were made (0 if already there).
+    """
+    user, created = get_user_model().objects.get_or_create(
+        username=DEMO_SUBMITTER, defaults={"email": "demo@example.org", "affiliation": "Termite Portal"}
+    )
+    if not created and user.submissions.exists():
+        return 0
+    gold = demo_gold()
+    easy = set(version.questions.filter(hardness="easy").values_list("public_id", flat=True))
+    systems = {
+        "Oracolo (the demo's own answers)": gold,
+        "Metà e metà": {qid: gold[qid] if n % 2 == 0 else "SELECT 1" for n, qid in enumerate(sorted(gold))},
+        "Solo domande facili": {qid: sql for qid, sql in gold.items() if qid in easy},
+    }
+    for model_name, predictions in systems.items():
+        submission = Submission.objects.create(
+            user=user,
+            version=version,
+            model_name=model_name,
+            team="Termite Portal demo",
+            is_public=True,
+            predictions=predictions,
+            file_name="demo.jsonl",
+            file_sha256=hashlib.sha256(json.dumps(predictions, sort_keys=True).encode()).hexdigest(),
+            file_format="jsonl",
+            missing_count=len(gold) - len(predictions),
+            scorer_version=SCORER_VERSION,
+        )
+        submission_score(submission_id=submission.pk)
+    return len(systems)

@@ -1,0 +1,30 @@
+"""leaderboard/demo.py: the demo content a new portal starts with, gathered in one place."""
+
+from __future__ import annotations
+
+import pytest
+
+from evaluation import services as evaluation_services
+from leaderboard.demo import DEMO_ADMIN, demo_admin_exists, demo_gold, demo_load
+
+pytestmark = pytest.mark.django_db
+
+
+def test_it_loads_the_admin_the_benchmark_and_three_submissions_once(in_process):
+    assert not demo_admin_exists()
+    first = demo_load()
+    assert demo_admin_exists() and first.benchmark_loaded and first.submissions_made == 3
+    assert first.version.label == evaluation_services.DEMO_LABEL
+    again = demo_load()
+    assert (again.benchmark_loaded, again.submissions_made) == (False, 0)
+    assert (again.version, again.admin_password) == (first.version, first.admin_password)
+    assert DEMO_ADMIN == "admin"
+
+
+def test_the_demo_gold_covers_every_demo_question(demo_version):
+    assert set(demo_gold()) == set(demo_version.questions.values_list("public_id", flat=True))
+
+
+def test_evaluation_keeps_only_what_builds_the_demo_benchmark():
+    assert hasattr(evaluation_services, "demo_benchmark_load")
+    assert not hasattr(evaluation_services, "demo_gold")
