@@ -25,7 +25,7 @@ import re
 import sqlite3
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import sqlglot
 from sqlglot import exp
@@ -592,21 +592,17 @@ class _Rewriter:
     def plan(self, tree: exp.Expression) -> None:
         for scope in traverse_scope(tree):
             for node in scope.walk():
-                flags = _FLAGS.get(type(node))
-                if flags is None:
-                    flags = _flags(type(node))
-                if not flags & _TYPED:
-                    continue
-                if flags & _COMPARISON:
+                kind = _typed_kind(type(node))
+                if kind == "comparison":
                     self._plan_comparison(scope, node.this, [node.expression], symmetric=True)
-                elif flags & _IN:
+                elif kind == "in":
                     if node.expressions:
                         self._plan_comparison(scope, node.this, node.expressions, symmetric=False)
-                elif flags & _BETWEEN:
+                elif kind == "between":
                     self._plan_comparison(
                         scope, node.this, [node.args["low"], node.args["high"]], symmetric=False
                     )
-                else:
+                elif kind == "rounding":
                     self._plan_rounding(scope, node)
 
     def apply(self) -> None:
@@ -659,6 +655,23 @@ def _is_text(sql_type: SqlType | None) -> bool:
     return sql_type is not None and sql_type.kind == "text"
 
 
+# Node classes are classified once (`functools.cache`): an isinstance test against several of sqlglot's
+# classes costs more, at each node of each query, than the lookup.
+@functools.cache
+def _typed_kind(cls: type) -> str | None:
+    """What `_Rewriter.plan` does with a node of class `cls`: "comparison", "in", "between", "rounding"
+    (a division or AVG), or None (nothing)."""
+    if issubclass(cls, _COMPARISONS):
+        return "comparison"
+    if issubclass(cls, exp.In):
+        return "in"
+    if issubclass(cls, exp.Between):
+        return "between"
+    if issubclass(cls, exp.Div | exp.Avg):
+        return "rounding"
+    return None
+
+
 _DATE_ARGUMENT_NODES = (
     *_DATE_PART_NODES,
     exp.DateDiff,
@@ -670,53 +683,47 @@ _DATE_ARGUMENT_NODES = (
 )
 
 
-# What one walk of the tree looks for, by node type (bits of `_FLAGS`).
-_TABLE, _DATE_ARGUMENTS, _COMPARISON, _IN, _BETWEEN, _ROUNDING, _REWRITE = (1 << bit for bit in range(7))
-_TYPED = _COMPARISON | _IN | _BETWEEN | _ROUNDING  # what needs the types of expressions
-_FLAGS: dict[type, int] = {}
+class _Role(NamedTuple):
+    """What `_survey` does with a node of one class."""
+
+    table: bool  # a table: is its name a quoted string?
+    date_function: bool  # a date function: spell its string arguments as dates
+    typed: bool  # its rewriting needs types
+    rewritten: bool  # `with_sqlite_functions` rewrites it
 
 
-def _flags(cls: type) -> int:
-    flags = 0
-    if issubclass(cls, exp.Table):
-        flags |= _TABLE
-    elif issubclass(cls, _DATE_ARGUMENT_NODES):
-        flags |= _DATE_ARGUMENTS
-    if issubclass(cls, _COMPARISONS):
-        flags |= _COMPARISON
-    elif issubclass(cls, exp.In):
-        flags |= _IN
-    elif issubclass(cls, exp.Between):
-        flags |= _BETWEEN
-    elif issubclass(cls, exp.Div | exp.Avg):
-        flags |= _ROUNDING
-    if cls in _REWRITES:
-        flags |= _REWRITE
-    _FLAGS[cls] = flags
-    return flags
+@functools.cache
+def _role(cls: type) -> _Role | None:
+    """The role of a node class, None when `_survey` has nothing to do with its nodes (most of them)."""
+    role = _Role(
+        table=issubclass(cls, exp.Table),
+        date_function=issubclass(cls, _DATE_ARGUMENT_NODES),
+        typed=_typed_kind(cls) is not None,
+        rewritten=cls in _REWRITES,
+    )
+    return role if any(role) else None
 
 
 def _survey(tree: exp.Expression, text: str) -> tuple[bool, list[exp.Expression]]:
     """Reject a quoted string used as a table name; spell the date arguments of date functions as SQLite
-    needs them ('2024-6-1' means 2024-06-01 to MySQL). One walk of the tree does both, and also tells
-    whether the tree holds anything whose rewriting needs types, and which nodes `with_sqlite_functions`
-    rewrites (in depth-first order)."""
+    needs them ('2024-6-1' means 2024-06-01 to MySQL). Also tells whether the tree holds anything whose
+    rewriting needs types, and which nodes `with_sqlite_functions` rewrites (in depth-first order).
+
+    One walk of the tree does all four: one walk per job made transpiling a fifth slower.
+    """
     typed = False
     quoted_table = False
     rewrites: list[exp.Expression] = []
     for node in tree.walk(bfs=False):
-        flags = _FLAGS.get(type(node))
-        if flags is None:
-            flags = _flags(type(node))
-        if not flags:
+        role = _role(type(node))
+        if role is None:
             continue
-        if flags & _TABLE:
+        if role.table:
             quoted_table = quoted_table or _is_quoted_table_name(node, text)
-        elif flags & _DATE_ARGUMENTS:
+        if role.date_function:
             _normalise_date_arguments(node)
-        if flags & _TYPED:
-            typed = True
-        if flags & _REWRITE:
+        typed = typed or role.typed
+        if role.rewritten:
             rewrites.append(node)
     if quoted_table:  # the first one in breadth-first order is reported
         for node in tree.walk():
@@ -804,23 +811,14 @@ def to_sqlite(
     """
     if _check_source(source) == "sqlite":
         return _single_statement(sql, source).text
-    return _to_sqlite(sql, source, _freeze(schema or {}))
+    frozen = tuple(
+        sorted((table, tuple(sorted(columns.items()))) for table, columns in (schema or {}).items())
+    )
+    return _to_sqlite(sql, source, frozen)
 
 
+# A schema as `_to_sqlite`'s cache can hold it: (table, ((column, declared type), ...)), sorted.
 _FrozenSchema = tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
-# The last schema frozen, as a copy, and its frozen form: calls mostly repeat the schema of the last.
-_last_frozen: tuple[dict[str, dict[str, str]], _FrozenSchema] = ({}, ())
-
-
-def _freeze(schema: Mapping[str, Mapping[str, str]]) -> _FrozenSchema:
-    global _last_frozen
-    copy, frozen = _last_frozen
-    if copy == schema:
-        return frozen
-    copy = {table: dict(columns) for table, columns in schema.items()}
-    frozen = tuple(sorted((table, tuple(sorted(columns.items()))) for table, columns in copy.items()))
-    _last_frozen = (copy, frozen)
-    return frozen
 
 
 # The casts SQLite's generator writes as DATE(...), DATETIME(...) or TIME(...). It tells them by
