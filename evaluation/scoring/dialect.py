@@ -31,7 +31,6 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ErrorLevel, ParseError, SqlglotError, TokenError
-from sqlglot.generator import Generator
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
 from evaluation.scoring.functions import (
@@ -821,33 +820,6 @@ def to_sqlite(
 _FrozenSchema = tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
 
 
-# The casts SQLite's generator writes as DATE(...), DATETIME(...) or TIME(...). It tells them by
-# `Cast.is_type("date")` and so on, which parses each type name at each cast; a cast to any other plain
-# type is written as the generic generator writes it, which this tells without parsing.
-_SPECIAL_CASTS = frozenset(
-    {
-        exp.DataType.Type.DATE,
-        exp.DataType.Type.DATETIME,
-        exp.DataType.Type.TIMESTAMP,
-        exp.DataType.Type.TIMESTAMPNTZ,
-        exp.DataType.Type.TIME,
-        exp.DataType.Type.USERDEFINED,
-    }
-)
-_SQLITE_CAST_SQL = _DIALECTS["sqlite"].generator()._dispatch[exp.Cast]
-
-
-def _cast_sql(generator: Generator, node: exp.Cast) -> str:
-    to = node.args.get("to")
-    if type(to) is exp.DataType and to.this not in _SPECIAL_CASTS:
-        return Generator.cast_sql(generator, node)
-    return _SQLITE_CAST_SQL(generator, node)
-
-
-# SQLite's generator dispatches on node types: the same table, with the cast above.
-_SQLITE_DISPATCH = {**_DIALECTS["sqlite"].generator()._dispatch, exp.Cast: _cast_sql}
-
-
 @functools.lru_cache(maxsize=4096)
 def _to_sqlite(sql: str, source: str, schema: _FrozenSchema) -> str:
     tree, text = parse_one(sql, source=source)
@@ -857,10 +829,8 @@ def _to_sqlite(sql: str, source: str, schema: _FrozenSchema) -> str:
         rewriter.plan(tree)
         rewriter.apply()
     tree = with_sqlite_functions(tree, rewrites)
-    generator = _DIALECTS["sqlite"].generator(unsupported_level=ErrorLevel.RAISE)
-    generator._dispatch = _SQLITE_DISPATCH
     try:
-        return generator.generate(tree, copy=False)
+        return _DIALECTS["sqlite"].generate(tree, copy=False, unsupported_level=ErrorLevel.RAISE)
     except SqlglotError as error:
         raise TranspileError(f"cannot express the query in SQLite: {_first_line(error)}") from None
 
