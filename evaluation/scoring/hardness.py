@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from evaluation.scoring.dialect import TranspileError, parse_one
+from evaluation.scoring.statements import TranspileError, parse_one
 
 LEVELS = ("easy", "medium", "hard", "extra")
 

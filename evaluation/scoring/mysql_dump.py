@@ -26,17 +26,11 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
-from evaluation.scoring.dialect import (
-    ColumnResolver,
-    SqlType,
-    Statement,
-    parse_one,
-    scope_sources,
-    split_statements,
-    type_of_declared,
-    with_sqlite_functions,
-)
+from evaluation.scoring.function_rewrites import with_sqlite_functions
 from evaluation.scoring.functions import as_text, normalise_temporal
+from evaluation.scoring.resolver import ColumnResolver, scope_sources
+from evaluation.scoring.sqltypes import SqlType, type_of_declared
+from evaluation.scoring.statements import Statement, parse_one, split_statements
 
 
 class DumpError(ValueError):

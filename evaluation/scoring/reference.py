@@ -17,8 +17,8 @@ from urllib.parse import unquote, urlparse
 
 import pymysql
 
-from evaluation.scoring.dialect import split_statements
 from evaluation.scoring.mysql_dump import DumpError
+from evaluation.scoring.statements import split_statements
 
 # MariaDB 10.11's default sql_mode, written out so that a server configured otherwise runs gold the same.
 SQL_MODE = "STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_AUTO_CREATE_USER,NO_ENGINE_SUBSTITUTION"
