@@ -30,7 +30,7 @@ _DATE_PARTS = {
     "QUARTER": "%m",  # (+ 2) / 3
 }
 # The nodes sqlglot reads MySQL's date-part functions into, and the part each one takes.
-DATE_PART_NODES = {
+DATE_PART_NODES: dict[type[exp.Expr], str] = {
     exp.Year: "YEAR",
     exp.Month: "MONTH",
     exp.Day: "DAY",
@@ -57,7 +57,7 @@ _NOW_FUNCTIONS = ("NOW", "SYSDATE", "LOCALTIME", "LOCALTIMESTAMP")
 _INTEGER_TYPE = exp.DataType.build("INTEGER")
 
 
-def with_sqlite_functions(tree: exp.Expression, nodes: list[exp.Expression] | None = None) -> exp.Expression:
+def with_sqlite_functions(tree: exp.Expr, nodes: list[exp.Expr] | None = None) -> exp.Expr:
     """The tree with MySQL's date functions and operators replaced by SQLite expressions of the same
     meaning, for SQLite's own generator; changed in place, and the new root returned.
 
@@ -81,7 +81,7 @@ def is_rewritten(cls: type) -> bool:
     return cls in _REWRITES
 
 
-def normalise_date_arguments(node: exp.Expression) -> None:
+def normalise_date_arguments(node: exp.Expr) -> None:
     """Spell the string arguments of a date function as SQLite reads them, in place ('2024-6-1' is
     2024-06-01 to MySQL, and no date to SQLite)."""
     for argument in node.iter_expressions():
@@ -92,14 +92,14 @@ def normalise_date_arguments(node: exp.Expression) -> None:
                 argument.replace(exp.Literal.string(text))
 
 
-def _extract(node: exp.Extract) -> exp.Expression:
+def _extract(node: exp.Extract) -> exp.Expr:
     part = _unit(node, "this")
     if part not in _DATE_PARTS:
         raise TranspileError(f"EXTRACT({part} FROM ...) is not supported")
     return _date_part(part, node.expression)
 
 
-def _date_diff(node: exp.DateDiff) -> exp.Expression:
+def _date_diff(node: exp.DateDiff) -> exp.Expr:
     days = exp.Sub(
         this=_call("JULIANDAY", _call("DATE", node.this)),
         expression=_call("JULIANDAY", _call("DATE", node.expression)),
@@ -107,24 +107,24 @@ def _date_diff(node: exp.DateDiff) -> exp.Expression:
     return _integer(days)
 
 
-def _add(node: exp.Add) -> exp.Expression:
+def _add(node: exp.Add) -> exp.Expr:
     interval, value = _interval_operands(node)
     return node if interval is None else _date_add(value, interval.this, _unit(interval))
 
 
-def _sub(node: exp.Sub) -> exp.Expression:
+def _sub(node: exp.Sub) -> exp.Expr:
     interval = node.expression
     if not isinstance(interval, exp.Interval):
         return node
     return _date_add(node.this, exp.Neg(this=interval.this), _unit(interval))
 
 
-def _right(node: exp.Right) -> exp.Expression:
+def _right(node: exp.Right) -> exp.Expr:
     length = node.expression
     return _call("SUBSTR", node.this, exp.Neg(this=exp.Paren(this=length.copy())), length)
 
 
-def _anonymous(node: exp.Anonymous) -> exp.Expression:
+def _anonymous(node: exp.Anonymous) -> exp.Expr:
     name = node.name.upper()
     arguments = node.expressions
     if name in _NOW_FUNCTIONS and not arguments:
@@ -136,7 +136,7 @@ def _anonymous(node: exp.Anonymous) -> exp.Expression:
     return node
 
 
-def _date_part(part: str, value: exp.Expression) -> exp.Expression:
+def _date_part(part: str, value: exp.Expr) -> exp.Expr:
     number = _integer(_call("STRFTIME", exp.Literal.string(_DATE_PARTS[part]), value))
     if part == "DAYOFWEEK":
         return exp.Paren(this=exp.Add(this=number, expression=exp.Literal.number(1)))
@@ -150,31 +150,32 @@ def _date_part(part: str, value: exp.Expression) -> exp.Expression:
     return number
 
 
-def _date_add(value: exp.Expression, amount: exp.Expression, unit: str) -> exp.Expression:
+def _date_add(value: exp.Expr, amount: exp.Expr, unit: str) -> exp.Expr:
     if unit not in MONTHS_PER_UNIT and unit not in MICROSECONDS_PER_UNIT:
         raise TranspileError(f"the interval unit {unit} is not supported")
     return _call("MYSQL_DATE_ADD", value, amount, exp.Literal.string(unit))
 
 
-def _is_true(value: exp.Expression) -> exp.Expression:
+def _is_true(value: exp.Expr) -> exp.Expr:
     return exp.Paren(this=exp.NEQ(this=exp.Paren(this=value), expression=exp.Literal.number(0)))
 
 
-def _now() -> exp.Expression:
+def _now() -> exp.Expr:
     return _call("DATETIME", exp.Literal.string("now"), exp.Literal.string("localtime"))
 
 
-def _call(name: str, *arguments: exp.Expression) -> exp.Anonymous:
+def _call(name: str, *arguments: exp.Expr) -> exp.Anonymous:
     return exp.Anonymous(this=name, expressions=list(arguments))
 
 
-def _integer(value: exp.Expression) -> exp.Cast:
+def _integer(value: exp.Expr) -> exp.Cast:
     return exp.Cast(this=value, to=_INTEGER_TYPE.copy())
 
 
 # What SQLite must compute for a node of each of these types (the node itself when SQLite's generator
-# already says it); nodes of any other type stay as they are.
-_REWRITES: dict[type[exp.Expression], Callable[[Any], exp.Expression]] = {
+# already says it); nodes of any other type stay as they are. Each function takes a node of its key's
+# type, which the type of a dict cannot say: hence Any.
+_REWRITES: dict[type[exp.Expr], Callable[[Any], exp.Expr]] = {
     **dict.fromkeys(DATE_PART_NODES, lambda node: _date_part(DATE_PART_NODES[type(node)], node.this)),
     exp.Extract: _extract,
     exp.CurrentDate: lambda _: _call("DATE", exp.Literal.string("now"), exp.Literal.string("localtime")),
@@ -204,11 +205,11 @@ _REWRITES: dict[type[exp.Expression], Callable[[Any], exp.Expression]] = {
 }
 
 
-def _unit(node: exp.Expression, key: str = "unit") -> str:
+def _unit(node: exp.Expr, key: str = "unit") -> str:
     return node.text(key).upper().removeprefix("SQL_TSI_")
 
 
-def _interval_operands(node: exp.Add) -> tuple[exp.Interval | None, exp.Expression]:
+def _interval_operands(node: exp.Add) -> tuple[exp.Interval | None, exp.Expr]:
     if isinstance(node.expression, exp.Interval):
         return node.expression, node.this
     if isinstance(node.this, exp.Interval):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TypeAlias
 
 from sqlglot import exp
 from sqlglot.optimizer.scope import Scope
@@ -20,7 +21,9 @@ from evaluation.scoring.sqltypes import (
 from evaluation.scoring.statements import DIALECTS
 
 # Table -> column -> type (None when unknown), all names in lower case.
-TypeMap = Mapping[str, Mapping[str, SqlType | None]]
+TypeMap: TypeAlias = Mapping[str, Mapping[str, SqlType | None]]
+# What a scope selects from: a table, or the scope of a subquery.
+Source: TypeAlias = exp.Table | Scope
 
 
 @dataclass(frozen=True)
@@ -39,7 +42,7 @@ class ColumnResolver:
     def __init__(self, tables: TypeMap) -> None:
         self._tables = tables
         self._resolving: set[int] = set()
-        self._sources: dict[int, dict[str, exp.Expression | Scope]] = {}
+        self._sources: dict[int, dict[str, Source]] = {}
 
     def column(self, column: exp.Column, scope: Scope) -> Resolved | None:
         """What `column` names in `scope` (or an enclosing one, for correlated subqueries); None if nothing."""
@@ -72,7 +75,7 @@ class ColumnResolver:
             current = current.parent
         return None
 
-    def _in_source(self, source: exp.Expression | Scope, name: str) -> Resolved | None:
+    def _in_source(self, source: Source, name: str) -> Resolved | None:
         if isinstance(source, exp.Table):
             columns = self._tables.get(source.name.lower())
             return Resolved(columns[name]) if columns is not None and name in columns else None
@@ -80,13 +83,13 @@ class ColumnResolver:
             arm = source
             while arm.set_operation_scopes:  # a UNION's columns are named by its first SELECT
                 arm = arm.set_operation_scopes[0]
-            if any(projection.is_star for projection in arm.expression.selects):
+            if any(projection.is_star for projection in _selects(arm)):
                 return Resolved(None)
             output = _output_named(arm, name)
             return None if output is None else Resolved(self.type_of(output, arm))
         return None
 
-    def type_of(self, node: exp.Expression, scope: Scope) -> SqlType | None:
+    def type_of(self, node: exp.Expr, scope: Scope) -> SqlType | None:
         """The MySQL type of an expression, None when it cannot be told."""
         if isinstance(node, exp.Column):
             found = self.column(node, scope)
@@ -111,22 +114,28 @@ class ColumnResolver:
         return next((_FIXED_TYPES[cls] for cls in type(node).__mro__ if cls in _FIXED_TYPES), None)
 
 
-def scope_sources(scope: Scope) -> dict[str, exp.Expression | Scope]:
+def scope_sources(scope: Scope) -> dict[str, Source]:
     """The tables and subqueries a scope selects from, by lower-case alias (or name)."""
     return {name.lower(): source for name, (_, source) in scope.selected_sources.items()}
 
 
-def _output_named(scope: Scope, name: str) -> exp.Expression | None:
+def _selects(scope: Scope) -> list[exp.Expr]:
+    """The output expressions of a scope's query (sqlglot types a scope's expression as any node)."""
+    query = scope.expression
+    return query.selects if isinstance(query, exp.Selectable) else []
+
+
+def _output_named(scope: Scope, name: str) -> exp.Expr | None:
     """The output expression of `scope` whose name (alias or column name) is `name`."""
-    for projection in scope.expression.selects:
+    for projection in _selects(scope):
         if projection.alias_or_name.lower() == name:
             return projection.unalias()
     return None
 
 
-def _alias_named(scope: Scope, name: str, column: exp.Column) -> exp.Expression | None:
+def _alias_named(scope: Scope, name: str, column: exp.Column) -> exp.Expr | None:
     """The expression an output alias `name` stands for, unless `column` is part of it."""
-    for projection in scope.expression.selects:
+    for projection in _selects(scope):
         if isinstance(projection, exp.Alias) and projection.alias.lower() == name:
             return None if column.find_ancestor(exp.Alias) is projection else projection.this
     return None
@@ -139,7 +148,7 @@ def _literal_type(node: exp.Literal) -> SqlType:
     return FLOAT if "e" in text else SqlType("exact", len(text.partition(".")[2]))
 
 
-def _arithmetic_type(node: exp.Expression, left: SqlType | None, right: SqlType | None) -> SqlType | None:
+def _arithmetic_type(node: exp.Expr, left: SqlType | None, right: SqlType | None) -> SqlType | None:
     if left is None or right is None:
         return None
     if left.kind != "exact" or right.kind != "exact":
@@ -152,7 +161,7 @@ def _arithmetic_type(node: exp.Expression, left: SqlType | None, right: SqlType 
     return SqlType("exact", max(left.scale, right.scale))
 
 
-def _aggregate_type(node: exp.Expression, operand: SqlType | None) -> SqlType | None:
+def _aggregate_type(node: exp.Expr, operand: SqlType | None) -> SqlType | None:
     if operand is None:
         return None
     if operand.kind != "exact":

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Literal
+
+# What a value is for MySQL's comparison and arithmetic rules (see SqlType).
+SqlKind = Literal["text", "date", "datetime", "time", "exact", "float"]
 
 # MySQL's div_precision_increment: `/` and AVG of exact numbers get this many more decimals.
 DIV_PRECISION_INCREMENT = 4
@@ -17,7 +21,7 @@ class SqlType:
     or "float" (FLOAT, DOUBLE).
     """
 
-    kind: str
+    kind: SqlKind
     scale: int = 0
 
     @property
@@ -29,11 +33,11 @@ class SqlType:
         return self.kind in TEMPORAL_KINDS
 
 
-TEMPORAL_KINDS = ("date", "datetime", "time")
+TEMPORAL_KINDS: tuple[SqlKind, ...] = ("date", "datetime", "time")
 TEXT = SqlType("text")
 FLOAT = SqlType("float")
 INTEGER = SqlType("exact")
-_DECLARED_KINDS = {
+_DECLARED_KINDS: dict[str, SqlKind] = {
     "DATE": "date",
     "DATETIME": "datetime",
     "TIMESTAMP": "datetime",

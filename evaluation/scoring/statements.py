@@ -114,7 +114,7 @@ def single_statement(sql: str, source: str) -> Statement:
 _TOKEN_REPR = re.compile(r"<Token token_type: [^,]*, text: (.*?), line: .*?>")
 
 
-def parse_one(sql: str, *, source: str = "mysql") -> tuple[exp.Expression, str]:
+def parse_one(sql: str, *, source: str = "mysql") -> tuple[exp.Expr, str]:
     """Parse exactly one statement: its syntax tree and its text (without the final semicolon)."""
     statement = single_statement(sql, source)
     try:

@@ -11,7 +11,6 @@ isinstance against sqlglot's classes, made transpiling a fifth slower on the Ter
 
 from __future__ import annotations
 
-import functools
 from typing import NamedTuple
 
 from sqlglot import exp
@@ -23,16 +22,16 @@ from evaluation.scoring.typed_rewrites import needs_types
 
 class Survey(NamedTuple):
     needs_types: bool  # some node's rewriting needs the types of expressions
-    rewrites: list[exp.Expression]  # the nodes `with_sqlite_functions` rewrites, in depth-first order
+    rewrites: list[exp.Expr]  # the nodes `with_sqlite_functions` rewrites, in depth-first order
 
 
-def survey(tree: exp.Expression, text: str) -> Survey:
+def survey(tree: exp.Expr, text: str) -> Survey:
     """Check and survey `tree`, parsed from `text` (see above); raises TranspileError."""
     typed = False
     quoted_table = False
-    rewrites: list[exp.Expression] = []
+    rewrites: list[exp.Expr] = []
     for node in tree.walk(bfs=False):
-        role = _role(type(node))
+        role = _ROLES[type(node)]
         if role is None:
             continue
         if role.table:
@@ -58,19 +57,26 @@ class _Role(NamedTuple):
     rewritten: bool  # `with_sqlite_functions` rewrites it
 
 
-@functools.cache
-def _role(cls: type) -> _Role | None:
-    """The role of a node class, None when `survey` has nothing to do with its nodes (most of them)."""
-    role = _Role(
-        table=issubclass(cls, exp.Table),
-        date_function=issubclass(cls, DATE_ARGUMENT_NODES),
-        typed=needs_types(cls),
-        rewritten=is_rewritten(cls),
-    )
-    return role if any(role) else None
+class _RoleOfClass(dict[type, _Role | None]):
+    """The role of a node class, None when `survey` has nothing to do with its nodes (most of them); each
+    class is classified when first met."""
+
+    def __missing__(self, cls: type) -> _Role | None:
+        found = _Role(
+            table=issubclass(cls, exp.Table),
+            date_function=issubclass(cls, DATE_ARGUMENT_NODES),
+            typed=needs_types(cls),
+            rewritten=is_rewritten(cls),
+        )
+        role = found if any(found) else None
+        self[cls] = role
+        return role
 
 
-def _is_quoted_table_name(table: exp.Table, text: str) -> bool:
+_ROLES = _RoleOfClass()
+
+
+def _is_quoted_table_name(table: exp.Expr, text: str) -> bool:
     start = table.this.meta.get("start") if isinstance(table.this, exp.Identifier) else None
     return start is not None and text[start] in "'\""
 

@@ -12,8 +12,6 @@ Every change is planned on the untouched tree (types need it), then applied.
 
 from __future__ import annotations
 
-import functools
-
 from sqlglot import exp
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
@@ -26,7 +24,7 @@ _COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeE
 _REAL_TYPE = exp.DataType.build("REAL")
 
 
-def rewrite_by_types(tree: exp.Expression, resolver: ColumnResolver) -> None:
+def rewrite_by_types(tree: exp.Expr, resolver: ColumnResolver) -> None:
     """Apply the rules above to the tree, in place."""
     rewriter = _Rewriter(resolver)
     rewriter.plan(tree)
@@ -35,10 +33,10 @@ def rewrite_by_types(tree: exp.Expression, resolver: ColumnResolver) -> None:
 
 def needs_types(cls: type) -> bool:
     """Whether `rewrite_by_types` may change a node of class `cls`."""
-    return _typed_kind(cls) is not None
+    return _KINDS[cls] is not None
 
 
-def _wrap(node: exp.Expression, make: type[exp.Expression], **args: object) -> None:
+def _wrap(node: exp.Expr, make: type[exp.Expr], **args: object) -> None:
     """Put `node` inside a new `make(this=node, **args)` where it stands, keeping the node object itself."""
     placeholder = exp.Placeholder()
     node.replace(placeholder)
@@ -50,15 +48,15 @@ class _Rewriter:
 
     def __init__(self, resolver: ColumnResolver) -> None:
         self._resolver = resolver
-        self._casts: list[exp.Expression] = []
-        self._collations: list[exp.Expression] = []
-        self._roundings: list[tuple[exp.Expression, int]] = []
+        self._casts: list[exp.Expr] = []
+        self._collations: list[exp.Expr] = []
+        self._roundings: list[tuple[exp.Expr, int]] = []
         self._literals: list[tuple[exp.Literal, str]] = []
 
-    def plan(self, tree: exp.Expression) -> None:
+    def plan(self, tree: exp.Expr) -> None:
         for scope in traverse_scope(tree):
             for node in scope.walk():
-                kind = _typed_kind(type(node))
+                kind = _KINDS[type(node)]
                 if kind == "comparison":
                     self._plan_comparison(scope, node.this, [node.expression], symmetric=True)
                 elif kind == "in":
@@ -82,7 +80,7 @@ class _Rewriter:
             _wrap(node, exp.Round, decimals=exp.Literal.number(scale))
 
     def _plan_comparison(
-        self, scope: Scope, left: exp.Expression, others: list[exp.Expression], *, symmetric: bool
+        self, scope: Scope, left: exp.Expr, others: list[exp.Expr], *, symmetric: bool
     ) -> None:
         left_type = self._resolver.type_of(left, scope)
         other_types = [self._resolver.type_of(other, scope) for other in others]
@@ -101,7 +99,7 @@ class _Rewriter:
         if strings and not isinstance(left, exp.Column) and (left_type is None or left_type.kind == "text"):
             self._collations.append(left)
 
-    def _plan_temporal_literals(self, column_type: SqlType | None, others: list[exp.Expression]) -> None:
+    def _plan_temporal_literals(self, column_type: SqlType | None, others: list[exp.Expr]) -> None:
         if column_type is None or not column_type.is_temporal:
             return
         for other in others:
@@ -110,7 +108,7 @@ class _Rewriter:
                 if text is not None and text != other.name:
                     self._literals.append((other, text))
 
-    def _plan_rounding(self, scope: Scope, node: exp.Div | exp.Avg) -> None:
+    def _plan_rounding(self, scope: Scope, node: exp.Expr) -> None:
         # Exact only when the operands are: MySQL then rounds to their scale + div_precision_increment.
         result = self._resolver.type_of(node, scope)
         if result is not None and result.kind == "exact":
@@ -121,21 +119,26 @@ def _is_text(sql_type: SqlType | None) -> bool:
     return sql_type is not None and sql_type.kind == "text"
 
 
-# Node classes are classified once (`functools.cache`): an isinstance test against several of sqlglot's
-# classes costs more, at each node of each query, than the lookup.
-@functools.cache
-def _typed_kind(cls: type) -> str | None:
-    """What `_Rewriter.plan` does with a node of class `cls`: "comparison", "in", "between", "rounding"
-    (a division or AVG), or None (nothing)."""
-    if issubclass(cls, _COMPARISONS):
-        return "comparison"
-    if issubclass(cls, exp.In):
-        return "in"
-    if issubclass(cls, exp.Between):
-        return "between"
-    if issubclass(cls, exp.Div | exp.Avg):
-        return "rounding"
-    return None
+class _KindOfClass(dict[type, str | None]):
+    """What `_Rewriter.plan` does with a node of a class: "comparison", "in", "between", "rounding" (a
+    division or AVG), or None (nothing). Each class is classified when first met: isinstance tests against
+    several of sqlglot's classes, at each node of each query, cost more than the lookup."""
+
+    def __missing__(self, cls: type) -> str | None:
+        kind: str | None = None
+        if issubclass(cls, _COMPARISONS):
+            kind = "comparison"
+        elif issubclass(cls, exp.In):
+            kind = "in"
+        elif issubclass(cls, exp.Between):
+            kind = "between"
+        elif issubclass(cls, exp.Div | exp.Avg):
+            kind = "rounding"
+        self[cls] = kind
+        return kind
+
+
+_KINDS = _KindOfClass()
 
 
 def _comparable_temporal(value: str, kind: str) -> str | None:
