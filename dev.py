@@ -67,6 +67,7 @@ def lint(extra: list[str]) -> None:
     run("-m", "ruff", "check", ".", *extra)
     run("-m", "ruff", "format", "--check", ".")
     run("--no-cache", program=VENV / "bin" / "lint-imports")  # ARCHITECTURE.md's rules: layers, no cycles
+    run("-m", "mypy", "evaluation/scoring")  # strict on the scoring library (pyproject.toml)
 
 
 COMMANDS = {"start": start, "test": test, "lint": lint}

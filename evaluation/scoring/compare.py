@@ -21,7 +21,8 @@ REL_TOL = 1e-6
 ABS_TOL = 1e-9
 
 Value: TypeAlias = int | float | str | bytes | None
-Row: TypeAlias = tuple[Value, ...]
+Row: TypeAlias = tuple[Value, ...]  # also an order key: the values of a row's ORDER BY terms
+SortKey: TypeAlias = tuple[int] | tuple[int, Value]
 
 # A float sorts by its value rounded to this many significant digits, so that floating-point noise
 # (0.30000000000000004 against 0.3) does not change the order in which rows are paired for comparison.
@@ -29,7 +30,7 @@ _SORT_DIGITS = 12
 
 
 def results_match(
-    gold_rows: Sequence[Row], pred_rows: Sequence[Row], *, gold_order_keys: Sequence[tuple] | None
+    gold_rows: Sequence[Row], pred_rows: Sequence[Row], *, gold_order_keys: Sequence[Row] | None
 ) -> bool:
     """EA: do the predicted rows equal the gold rows?
 
@@ -70,7 +71,7 @@ def results_match_strict(gold_rows: Sequence[Row], pred_rows: Sequence[Row]) -> 
     )
 
 
-def split_order_keys(rows: Sequence[Row], n_keys: int) -> tuple[list[Row], list[tuple]]:
+def split_order_keys(rows: Sequence[Row], n_keys: int) -> tuple[list[Row], list[Row]]:
     """Split rows of a query made by `order_key_query` into (result rows, order keys).
 
     `n_keys == 0` means the keys could not be isolated (see `order_key_query`): each whole row is then its
@@ -119,13 +120,13 @@ def order_key_query(sql: str, *, dialect: str = "sqlite") -> tuple[str, int] | N
     return query.sql(dialect=dialect), len(keys)
 
 
-def _unwrap(node: exp.Expression) -> exp.Expression:
+def _unwrap(node: exp.Expr) -> exp.Expr:
     while isinstance(node, exp.Subquery) and not node.alias:
         node = node.this
     return node
 
 
-def _append_to_select(select: exp.Select, keys: list[exp.Expression]) -> bool:
+def _append_to_select(select: exp.Select, keys: list[exp.Expr]) -> bool:
     projections = select.expressions
     positions = [_output_position(projections, key) for key in keys]
     if select.args.get("distinct") and None in positions:
@@ -145,10 +146,11 @@ def _append_to_select(select: exp.Select, keys: list[exp.Expression]) -> bool:
     return True
 
 
-def _append_to_set_operation(query: exp.SetOperation, keys: list[exp.Expression]) -> bool:
+def _append_to_set_operation(query: exp.SetOperation, keys: list[exp.Expr]) -> bool:
     arms = list(_set_operation_arms(query))
-    positions = [_output_position(arms[0].expressions, key) for key in keys]
-    if None in positions:
+    found = [_output_position(arms[0].expressions, key) for key in keys]
+    positions = [position for position in found if position is not None]
+    if len(positions) < len(found):
         return False
     if any(arm.expressions[position].is_star for arm in arms for position in positions):
         return False
@@ -158,7 +160,7 @@ def _append_to_set_operation(query: exp.SetOperation, keys: list[exp.Expression]
     return True
 
 
-def _set_operation_arms(node: exp.Expression) -> Iterator[exp.Select]:
+def _set_operation_arms(node: exp.Expr) -> Iterator[exp.Expr]:
     node = _unwrap(node)
     if isinstance(node, exp.SetOperation):
         yield from _set_operation_arms(node.left)
@@ -167,7 +169,7 @@ def _set_operation_arms(node: exp.Expression) -> Iterator[exp.Select]:
         yield node
 
 
-def _output_position(projections: list[exp.Expression], key: exp.Expression) -> int | None:
+def _output_position(projections: list[exp.Expr], key: exp.Expr) -> int | None:
     """Which output column an ORDER BY term names: by position, by alias or name, or by equal expression.
 
     Positions past a `*` cannot be resolved without the schema: they count as not found.
@@ -186,13 +188,13 @@ def _output_position(projections: list[exp.Expression], key: exp.Expression) -> 
     return None
 
 
-def _is_position(key: exp.Expression) -> bool:
+def _is_position(key: exp.Expr) -> bool:
     return isinstance(key, exp.Literal) and key.is_int
 
 
-def _substitute_aliases(key: exp.Expression, aliases: dict[str, exp.Expression]) -> exp.Expression:
+def _substitute_aliases(key: exp.Expr, aliases: dict[str, exp.Expr]) -> exp.Expr:
     # An output alias cannot be referred to from another output column, so it is replaced by what it names.
-    def substitute(node: exp.Expression) -> exp.Expression:
+    def substitute(node: exp.Expr) -> exp.Expr:
         if isinstance(node, exp.Column) and not node.table and node.name in aliases:
             return aliases[node.name].copy()
         return node
@@ -215,14 +217,14 @@ def _canonical_row(row: Sequence[Value]) -> Row:
 
 
 def _values_equal(a: Value, b: Value) -> bool:
-    a_number = isinstance(a, int | float)
-    b_number = isinstance(b, int | float)
-    if a_number and b_number:
+    if isinstance(a, int | float):
+        if not isinstance(b, int | float):
+            return False
         # Integers are identifiers and counts: equal only when equal. A float anywhere gets the tolerance.
         if isinstance(a, int) and isinstance(b, int):
             return a == b
         return math.isclose(a, b, rel_tol=REL_TOL, abs_tol=ABS_TOL)
-    if a_number or b_number:
+    if isinstance(b, int | float):
         return False
     return type(a) is type(b) and a == b
 
@@ -231,7 +233,7 @@ def _rows_equal(a: Row, b: Row) -> bool:
     return len(a) == len(b) and all(_values_equal(x, y) for x, y in zip(a, b, strict=True))
 
 
-def _sort_key(value: Value) -> tuple:
+def _sort_key(value: Value) -> SortKey:
     if value is None:
         return (0,)
     if isinstance(value, float):
@@ -243,7 +245,7 @@ def _sort_key(value: Value) -> tuple:
     return (3, value)
 
 
-def _row_sort_key(row: Row) -> tuple:
+def _row_sort_key(row: Row) -> tuple[SortKey, ...]:
     return tuple(_sort_key(value) for value in row)
 
 
@@ -261,7 +263,7 @@ def _same_multiset(gold: list[Row], pred: list[Row]) -> bool:
     )
 
 
-def _tie_groups(keys: Sequence[tuple]) -> list[tuple[int, int]]:
+def _tie_groups(keys: Sequence[Row]) -> list[tuple[int, int]]:
     """Consecutive runs of equal order keys, as (start, end) index ranges."""
     groups: list[tuple[int, int]] = []
     start = 0
@@ -272,13 +274,13 @@ def _tie_groups(keys: Sequence[tuple]) -> list[tuple[int, int]]:
     return groups
 
 
-def _keys_tie(a: tuple, b: tuple) -> bool:
+def _keys_tie(a: Row, b: Row) -> bool:
     # The database copies compare text case-insensitively (COLLATE NOCASE, as MySQL's default collation
     # does), so rows whose keys differ only in case are tied and the engine may return them in either order.
     return _rows_equal(_fold_case(a), _fold_case(b))
 
 
-def _fold_case(key: tuple) -> Row:
+def _fold_case(key: Row) -> Row:
     return tuple(value.casefold() if isinstance(value, str) else value for value in _canonical_row(key))
 
 
@@ -325,5 +327,5 @@ def _columns_equal(a: list[Value], b: list[Value]) -> bool:
 
 def _first_identical_column(rows: list[Row]) -> list[int]:
     """For each column, the index of the first column holding exactly the same values in every row."""
-    first: dict[tuple, int] = {}
+    first: dict[Row, int] = {}
     return [first.setdefault(tuple(row[j] for row in rows), j) for j in range(len(rows[0]))]

@@ -12,7 +12,7 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from evaluation.scoring.compare import order_key_query, results_match, split_order_keys
+from evaluation.scoring.compare import Row, order_key_query, results_match, split_order_keys
 from evaluation.scoring.dialect import TranspileError, read_schema, to_sqlite
 from evaluation.scoring.functions import install_functions
 from evaluation.scoring.reference import ReferenceDatabase, ReferenceQueryError
@@ -53,7 +53,7 @@ def compare_engines(sqlite_path: Path, reference_db: ReferenceDatabase, gold_sql
     return FidelityOutcome(DIFFER, _difference(reference_rows, sqlite_rows, order_keys))
 
 
-def _run_on_sqlite(path: Path, gold_sql: str) -> list[tuple]:
+def _run_on_sqlite(path: Path, gold_sql: str) -> list[Row]:
     uri = f"{Path(path).resolve().as_uri()}?mode=ro"
     with contextlib.closing(sqlite3.connect(uri, uri=True)) as conn:
         install_functions(conn)
@@ -61,8 +61,8 @@ def _run_on_sqlite(path: Path, gold_sql: str) -> list[tuple]:
 
 
 def _ordered_reference_rows(
-    reference_db: ReferenceDatabase, gold_sql: str, rows: list[tuple]
-) -> tuple[list[tuple], list[tuple] | None]:
+    reference_db: ReferenceDatabase, gold_sql: str, rows: list[Row]
+) -> tuple[list[Row], list[Row] | None]:
     """The reference rows with their ORDER BY keys (None when the gold has no top-level ORDER BY).
 
     Rows and keys come from one run of the keyed query: MariaDB may order tied rows differently each run.
@@ -80,7 +80,7 @@ def _ordered_reference_rows(
     return split_order_keys(keyed_rows, keyed[1])
 
 
-def _difference(reference: list[tuple], sqlite: list[tuple], order_keys: list[tuple] | None) -> str:
+def _difference(reference: list[Row], sqlite: list[Row], order_keys: list[Row] | None) -> str:
     if len(reference) != len(sqlite):
         return "row count"
     if {len(row) for row in reference} != {len(row) for row in sqlite}:

@@ -96,9 +96,7 @@ def _is_valid(moment: Moment) -> bool:
         return False
     if moment.month == 0 or moment.day == 0:
         return moment.day <= 31
-    leap = calendar.isleap(moment.year)
-    days = 29 if moment.month == 2 and leap else calendar.mdays[moment.month]
-    return moment.day <= days
+    return moment.day <= calendar.monthrange(moment.year, moment.month)[1]
 
 
 def _read_time(text: str) -> str | None:
@@ -188,7 +186,7 @@ def _date_add(value: object, amount: object, unit: str) -> str | None:
         count = int(Decimal(str(amount)).to_integral_value(ROUND_HALF_UP))
     except (InvalidOperation, ValueError):
         return None
-    if start is None or not isinstance(unit, str):
+    if moment is None or start is None or not isinstance(unit, str):
         return None
     unit = unit.upper()
     try:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from evaluation.scoring.dialect import TranspileError, parse_one
+from evaluation.scoring.statements import TranspileError, parse_one
 from evaluation.scoring.vocabulary import HardnessLevel
 
 
@@ -65,7 +65,7 @@ def hardness_counts(sql: str, *, source: str = "mysql") -> HardnessCounts:
     )
 
 
-def _unwrap(node: exp.Expression) -> exp.Expression:
+def _unwrap(node: exp.Expr) -> exp.Expr:
     while isinstance(node, exp.Subquery) and not node.alias:
         node = node.this
     return node

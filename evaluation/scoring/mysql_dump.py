@@ -26,17 +26,11 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
-from evaluation.scoring.dialect import (
-    ColumnResolver,
-    SqlType,
-    Statement,
-    parse_one,
-    scope_sources,
-    split_statements,
-    type_of_declared,
-    with_sqlite_functions,
-)
+from evaluation.scoring.function_rewrites import with_sqlite_functions
 from evaluation.scoring.functions import as_text, normalise_temporal
+from evaluation.scoring.resolver import ColumnResolver, scope_sources
+from evaluation.scoring.sqltypes import SqlType, type_of_declared
+from evaluation.scoring.statements import Statement, parse_one, split_statements
 
 
 class DumpError(ValueError):
@@ -271,7 +265,7 @@ class _Table:
         return f"CREATE TABLE {_quote(name or self.name)} (\n  " + ",\n  ".join(lines) + "\n)"
 
 
-def _sqlite_sql(node: exp.Expression) -> str:
+def _sqlite_sql(node: exp.Expr) -> str:
     return with_sqlite_functions(node.copy()).sql(dialect="sqlite")
 
 
@@ -303,7 +297,7 @@ class _MySQLLoader:
         except sqlite3.Error as error:
             raise DumpError(statement, f"SQLite: {error}") from None
 
-    def _load(self, node: exp.Expression, *, replace: bool) -> None:
+    def _load(self, node: exp.Expr, *, replace: bool) -> None:
         if isinstance(node, exp.Create) and node.kind == "TABLE":
             self._create(node)
         elif isinstance(node, exp.Insert):
@@ -444,7 +438,7 @@ _IGNORED_COLUMN_OPTIONS = (
 )
 
 
-def _apply_column_option(column: _Column, option: exp.Expression) -> None:
+def _apply_column_option(column: _Column, option: exp.Expr) -> None:
     if isinstance(option, exp.NotNullColumnConstraint):
         column.not_null = not option.args.get("allow_null")
     elif isinstance(option, exp.PrimaryKeyColumnConstraint):
@@ -463,14 +457,14 @@ def _apply_column_option(column: _Column, option: exp.Expression) -> None:
         raise _Unsupported(f"column option {option.sql(dialect='mysql')} is not supported")
 
 
-def _default_sql(node: exp.Expression, column: _Column) -> str:
+def _default_sql(node: exp.Expr, column: _Column) -> str:
     if isinstance(node, exp.Literal | exp.Neg | exp.Null | exp.Boolean):
         value = _value(node, column)
         return "NULL" if value is None else exp.convert(value).sql(dialect="sqlite")
     return f"({_sqlite_sql(node)})"
 
 
-def _add_table_constraint(table: _Table, node: exp.Expression) -> None:
+def _add_table_constraint(table: _Table, node: exp.Expr) -> None:
     if isinstance(node, exp.Constraint):  # CONSTRAINT name ...: the name does not matter to SQLite
         for inner in node.expressions:
             _add_table_constraint(table, inner)
@@ -485,14 +479,14 @@ def _add_table_constraint(table: _Table, node: exp.Expression) -> None:
         raise _Unsupported(f"table element {node.sql(dialect='mysql')} is not supported")
 
 
-def _key_column_name(node: exp.Expression) -> str:
+def _key_column_name(node: exp.Expr) -> str:
     # Key parts may carry a prefix length or an order: `name(10)`, `name DESC`.
     while not isinstance(node, exp.Identifier | exp.Column):
         node = node.this
     return node.name
 
 
-def _alter_model(table: _Table, action: exp.Expression) -> None:
+def _alter_model(table: _Table, action: exp.Expr) -> None:
     if isinstance(action, exp.AddConstraint):
         for constraint in action.expressions:
             _add_table_constraint(table, constraint)
@@ -515,7 +509,7 @@ def _alter_model(table: _Table, action: exp.Expression) -> None:
 # --- Values as MySQL stores them ---------------------------------------------------------------------------
 
 
-def _row(values: list[exp.Expression], columns: list[_Column], number: int) -> tuple[object, ...]:
+def _row(values: list[exp.Expr], columns: list[_Column], number: int) -> tuple[object, ...]:
     if len(values) != len(columns):
         raise _Unsupported(f"row {number} has {len(values)} values for {len(columns)} columns")
     try:
@@ -524,14 +518,14 @@ def _row(values: list[exp.Expression], columns: list[_Column], number: int) -> t
         raise _Unsupported(f"row {number}: {problem}") from None
 
 
-def _literal(node: exp.Expression) -> object:
+def _literal(node: exp.Expr) -> str | Decimal | bytes | None:
     """The Python value of a literal in an INSERT: str for strings, Decimal for numbers."""
     if isinstance(node, exp.Null):
         return None
     if isinstance(node, exp.Boolean):
         return Decimal(int(node.this))
     if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal) and not node.this.is_string:
-        return -_literal(node.this)
+        return -Decimal(node.this.name)
     if isinstance(node, exp.Literal):
         return node.name if node.is_string else Decimal(node.name)
     if isinstance(node, exp.HexString):
@@ -539,7 +533,7 @@ def _literal(node: exp.Expression) -> object:
     raise _Unsupported(f"the value {node.sql(dialect='mysql')} is not a constant")
 
 
-def _value(node: exp.Expression, column: _Column) -> object:
+def _value(node: exp.Expr, column: _Column) -> object:
     value = _literal(node)
     if value is None:
         return None
@@ -550,11 +544,11 @@ def _value(node: exp.Expression, column: _Column) -> object:
     if column.labels:
         return _members(value, column)
     if sql_type is not None and sql_type.is_temporal:
-        stored = normalise_temporal(as_text(value), kind)
+        stored = normalise_temporal(as_text(value), sql_type.kind)
         if stored is None:
             raise _Unsupported(f"invalid {column.declared} value for column {column.name}")
         return stored
-    if kind == "exact":
+    if sql_type is not None and sql_type.kind == "exact":
         return _exact(value, sql_type.scale, column)
     if kind == "float":
         return float(_number(value, column))

@@ -13,12 +13,14 @@ import re
 import uuid
 from decimal import Decimal
 from types import TracebackType
+from typing import cast
 from urllib.parse import unquote, urlparse
 
 import pymysql
 
-from evaluation.scoring.dialect import split_statements
+from evaluation.scoring.compare import Row, Value
 from evaluation.scoring.mysql_dump import DumpError
+from evaluation.scoring.statements import split_statements
 
 # MariaDB 10.11's default sql_mode, written out so that a server configured otherwise runs gold the same.
 SQL_MODE = "STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_AUTO_CREATE_USER,NO_ENGINE_SUBSTITUTION"
@@ -64,7 +66,7 @@ class ReferenceDatabase:
         self._conn = conn
         self.name = name
 
-    def run(self, sql: str) -> tuple[list[str], list[tuple]]:
+    def run(self, sql: str) -> tuple[list[str], list[Row]]:
         """Column names and rows of a query, values as SQLite would give them; raises ReferenceQueryError."""
         try:
             with self._conn.cursor() as cursor:
@@ -120,7 +122,7 @@ def _reference_error(error: pymysql.MySQLError) -> ReferenceQueryError:
     return ReferenceQueryError(0, str(error) or type(error).__name__)
 
 
-def normalise_value(value: object) -> object:
+def normalise_value(value: object) -> Value:
     """A MySQL value in the form SQLite returns it: DECIMAL as float, dates and times as ISO text."""
     if isinstance(value, Decimal):
         return float(value)
@@ -130,7 +132,8 @@ def normalise_value(value: object) -> object:
         return value.isoformat()
     if isinstance(value, dt.timedelta):
         return _time_text(value)
-    return value
+    # What pymysql's decoders give for any other column type: int, float, str, bytes or None.
+    return cast(Value, value)
 
 
 def _time_text(value: dt.timedelta) -> str:

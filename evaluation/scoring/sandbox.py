@@ -48,7 +48,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Literal, NamedTuple, TypeAlias, cast
+from typing import Any, Literal, NamedTuple, TypeAlias, cast
 
 from evaluation.scoring.sandbox_child import Inbox, send_message
 
@@ -98,7 +98,7 @@ class Execution:
 
     outcome: Outcome
     columns: tuple[str, ...] = ()
-    rows: tuple[tuple, ...] = ()
+    rows: tuple[tuple[Any, ...], ...] = ()
     error: str | None = None
     elapsed: float = 0.0
     static: bool = False
@@ -113,7 +113,7 @@ class Query(NamedTuple):
 
 
 class _InFlight(NamedTuple):
-    index: int
+    position: int  # in the caller's list of queries
     seconds: float
     budgeted: bool
     chars: int
@@ -325,10 +325,10 @@ class Sandbox:
         if oldest.budgeted:
             self._spent += time.monotonic() - started
         if self._channel is None:  # the child is gone: the queries sent after this one go again
-            todo.extendleft(reversed([query.index for query in in_flight]))
+            todo.extendleft(reversed([query.position for query in in_flight]))
             in_flight.clear()
             self._chars_in_flight = 0
-        return oldest.index, execution
+        return oldest.position, execution
 
     def _count_result(self, execution: Execution, size: int) -> Execution:
         """The execution, or resource_limit if its result would take the results past their total."""

@@ -18,6 +18,14 @@ import time
 
 from evaluation.scoring.functions import install_functions
 
+# For the type checker only: importing typing would slow the child's start, which every submission waits for.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, TypeAlias
+
+    # The fields of an Execution as marshal sends them.
+    _Answer: TypeAlias = tuple[Any, ...]
+
 MAX_ERROR_CHARS = 300
 _PROGRESS_STEPS = 1000  # VM instructions between two looks at the clock
 _FETCH_ROWS = 1000  # rows read at a time, and counted against the limits before the next step
@@ -161,7 +169,7 @@ class _Worker:
         finally:
             self.deadline = math.inf
 
-    def run(self, uri: str, sql: str, seconds: float) -> tuple:
+    def run(self, uri: str, sql: str, seconds: float) -> _Answer:
         started = time.perf_counter()
         try:
             connection = self.connection(uri)
@@ -199,10 +207,10 @@ class _Worker:
             return None
         return None
 
-    def fetch(self, cursor: sqlite3.Cursor) -> tuple[list, str | None]:
+    def fetch(self, cursor: sqlite3.Cursor) -> tuple[list[tuple[object, ...]], str | None]:
         """The rows, read in steps and counted as they come, so that a result over a limit stops being
         read at once instead of being built whole first; with the limit passed, if any."""
-        rows: list = []
+        rows: list[tuple[object, ...]] = []
         size = 0
         while chunk := cursor.fetchmany(_FETCH_ROWS):
             rows += chunk
@@ -257,12 +265,12 @@ def _authorize(
     return sqlite3.SQLITE_OK
 
 
-def _row_bytes(row: tuple) -> int:
+def _row_bytes(row: tuple[object, ...]) -> int:
     """About what a row takes in an answer: its text and blobs, and a few bytes for every other value."""
     return sum(len(value) if isinstance(value, str | bytes) else 9 for value in row)
 
 
-def _failure(outcome: str, message: str, started: float, *, static: bool = False) -> tuple:
+def _failure(outcome: str, message: str, started: float, *, static: bool = False) -> _Answer:
     return (outcome, (), (), message[:MAX_ERROR_CHARS], time.perf_counter() - started, static)
 
 

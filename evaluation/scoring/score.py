@@ -18,7 +18,7 @@ from collections.abc import Mapping, MutableMapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple, cast
+from typing import Any, NamedTuple, cast
 
 from evaluation.scoring.compare import order_key_query, results_match, results_match_strict, split_order_keys
 from evaluation.scoring.dialect import TranspileError, read_schema, to_sqlite
@@ -60,8 +60,8 @@ class GoldResult:
     """The rows of the gold query as written, in the engine's order (EA-strict compares with them), and,
     when it has a top-level ORDER BY, one order key per row (EA lets rows with equal keys swap)."""
 
-    rows: tuple[tuple, ...]
-    order_keys: tuple[tuple, ...] | None
+    rows: tuple[tuple[Any, ...], ...]
+    order_keys: tuple[tuple[Any, ...], ...] | None
 
 
 # (sha256 of the database file, question id, sha256 of the gold SQL) -> the gold result

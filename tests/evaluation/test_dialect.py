@@ -11,8 +11,9 @@ import sqlite3
 import pytest
 
 from evaluation.scoring import dialect
-from evaluation.scoring.dialect import TranspileError, read_schema, split_statements, to_sqlite
+from evaluation.scoring.dialect import TranspileError, read_schema, to_sqlite
 from evaluation.scoring.functions import install_functions, normalise_temporal
+from evaluation.scoring.statements import split_statements
 
 SCHEMA = """
 CREATE TABLE clienti (

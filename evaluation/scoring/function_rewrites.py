@@ -1,0 +1,217 @@
+"""MySQL's functions and operators that SQLite lacks or reads otherwise, as SQLite expressions of the same
+meaning: rewrites of the syntax tree that need no types.
+
+YEAR/MONTH/DAY/HOUR/... and EXTRACT become `STRFTIME`; DATEDIFF compares date parts; TIMESTAMPDIFF,
+DATE_ADD/DATE_SUB/`± INTERVAL`, TRUNCATE and CONCAT_WS call functions that `functions.install_functions`
+registers; CURDATE/NOW use local time; LEFT/RIGHT/MID become SUBSTR; XOR compares truth values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from sqlglot import exp
+
+from evaluation.scoring.functions import MICROSECONDS_PER_UNIT, MONTHS_PER_UNIT, read_moment
+from evaluation.scoring.statements import TranspileError
+
+# MySQL date parts as SQLite computes them: the STRFTIME format of the number, and what is done with it.
+_DATE_PARTS = {
+    "YEAR": "%Y",
+    "MONTH": "%m",
+    "DAY": "%d",
+    "HOUR": "%H",
+    "MINUTE": "%M",
+    "SECOND": "%S",
+    "DAYOFYEAR": "%j",
+    "DAYOFWEEK": "%w",  # + 1
+    "WEEKDAY": "%w",  # (+ 6) % 7
+    "QUARTER": "%m",  # (+ 2) / 3
+}
+# The nodes sqlglot reads MySQL's date-part functions into, and the part each one takes.
+DATE_PART_NODES: dict[type[exp.Expr], str] = {
+    exp.Year: "YEAR",
+    exp.Month: "MONTH",
+    exp.Day: "DAY",
+    exp.DayOfMonth: "DAY",
+    exp.Hour: "HOUR",
+    exp.Minute: "MINUTE",
+    exp.Second: "SECOND",
+    exp.DayOfYear: "DAYOFYEAR",
+    exp.DayOfWeek: "DAYOFWEEK",
+    exp.Quarter: "QUARTER",
+}
+# The functions whose string arguments are dates to MySQL ('2024-6-1' means 2024-06-01).
+DATE_ARGUMENT_NODES = (
+    *DATE_PART_NODES,
+    exp.DateDiff,
+    exp.TimestampDiff,
+    exp.DateAdd,
+    exp.DateSub,
+    exp.LastDay,
+    exp.TsOrDsToDate,
+)
+_NOW_FUNCTIONS = ("NOW", "SYSDATE", "LOCALTIME", "LOCALTIMESTAMP")
+# Building a type parses its name: this is built once, and copied.
+_INTEGER_TYPE = exp.DataType.build("INTEGER")
+
+
+def with_sqlite_functions(tree: exp.Expr, nodes: list[exp.Expr] | None = None) -> exp.Expr:
+    """The tree with MySQL's date functions and operators replaced by SQLite expressions of the same
+    meaning, for SQLite's own generator; changed in place, and the new root returned.
+
+    Arguments are rewritten before the calls around them (children come before their parents). `nodes`,
+    when given, are the tree's nodes that have a rewrite, in depth-first order (see `survey`).
+    """
+    if nodes is None:
+        nodes = [node for node in tree.walk(bfs=False) if type(node) in _REWRITES]
+    for node in reversed(nodes):
+        replacement = _REWRITES[type(node)](node)
+        if replacement is not node:
+            if node is tree:
+                tree = replacement
+            else:
+                node.replace(replacement)
+    return tree
+
+
+def is_rewritten(cls: type) -> bool:
+    """Whether `with_sqlite_functions` rewrites the nodes of class `cls`."""
+    return cls in _REWRITES
+
+
+def normalise_date_arguments(node: exp.Expr) -> None:
+    """Spell the string arguments of a date function as SQLite reads them, in place ('2024-6-1' is
+    2024-06-01 to MySQL, and no date to SQLite)."""
+    for argument in node.iter_expressions():
+        if isinstance(argument, exp.Literal) and argument.is_string:
+            moment = read_moment(argument.name)
+            if moment is not None:
+                text = moment.datetime_text if moment.has_time_of_day else moment.date_text
+                argument.replace(exp.Literal.string(text))
+
+
+def _extract(node: exp.Extract) -> exp.Expr:
+    part = _unit(node, "this")
+    if part not in _DATE_PARTS:
+        raise TranspileError(f"EXTRACT({part} FROM ...) is not supported")
+    return _date_part(part, node.expression)
+
+
+def _date_diff(node: exp.DateDiff) -> exp.Expr:
+    days = exp.Sub(
+        this=_call("JULIANDAY", _call("DATE", node.this)),
+        expression=_call("JULIANDAY", _call("DATE", node.expression)),
+    )
+    return _integer(days)
+
+
+def _add(node: exp.Add) -> exp.Expr:
+    interval, value = _interval_operands(node)
+    return node if interval is None else _date_add(value, interval.this, _unit(interval))
+
+
+def _sub(node: exp.Sub) -> exp.Expr:
+    interval = node.expression
+    if not isinstance(interval, exp.Interval):
+        return node
+    return _date_add(node.this, exp.Neg(this=interval.this), _unit(interval))
+
+
+def _right(node: exp.Right) -> exp.Expr:
+    length = node.expression
+    return _call("SUBSTR", node.this, exp.Neg(this=exp.Paren(this=length.copy())), length)
+
+
+def _anonymous(node: exp.Anonymous) -> exp.Expr:
+    name = node.name.upper()
+    arguments = node.expressions
+    if name in _NOW_FUNCTIONS and not arguments:
+        return _now()
+    if name == "WEEKDAY" and len(arguments) == 1:
+        return _date_part(name, arguments[0])
+    if name == "MID" and len(arguments) in (2, 3):
+        return _call("SUBSTR", *arguments)
+    return node
+
+
+def _date_part(part: str, value: exp.Expr) -> exp.Expr:
+    number = _integer(_call("STRFTIME", exp.Literal.string(_DATE_PARTS[part]), value))
+    if part == "DAYOFWEEK":
+        return exp.Paren(this=exp.Add(this=number, expression=exp.Literal.number(1)))
+    if part == "WEEKDAY":
+        shifted = exp.Paren(this=exp.Add(this=number, expression=exp.Literal.number(6)))
+        return exp.Paren(this=exp.Mod(this=shifted, expression=exp.Literal.number(7)))
+    if part == "QUARTER":
+        shifted = exp.Paren(this=exp.Add(this=number, expression=exp.Literal.number(2)))
+        # typed: an integer division, which SQLite's `/` of two integers is
+        return exp.Paren(this=exp.Div(this=shifted, expression=exp.Literal.number(3), typed=True))
+    return number
+
+
+def _date_add(value: exp.Expr, amount: exp.Expr, unit: str) -> exp.Expr:
+    if unit not in MONTHS_PER_UNIT and unit not in MICROSECONDS_PER_UNIT:
+        raise TranspileError(f"the interval unit {unit} is not supported")
+    return _call("MYSQL_DATE_ADD", value, amount, exp.Literal.string(unit))
+
+
+def _is_true(value: exp.Expr) -> exp.Expr:
+    return exp.Paren(this=exp.NEQ(this=exp.Paren(this=value), expression=exp.Literal.number(0)))
+
+
+def _now() -> exp.Expr:
+    return _call("DATETIME", exp.Literal.string("now"), exp.Literal.string("localtime"))
+
+
+def _call(name: str, *arguments: exp.Expr) -> exp.Anonymous:
+    return exp.Anonymous(this=name, expressions=list(arguments))
+
+
+def _integer(value: exp.Expr) -> exp.Cast:
+    return exp.Cast(this=value, to=_INTEGER_TYPE.copy())
+
+
+# What SQLite must compute for a node of each of these types (the node itself when SQLite's generator
+# already says it); nodes of any other type stay as they are. Each function takes a node of its key's
+# type, which the type of a dict cannot say: hence Any.
+_REWRITES: dict[type[exp.Expr], Callable[[Any], exp.Expr]] = {
+    **dict.fromkeys(DATE_PART_NODES, lambda node: _date_part(DATE_PART_NODES[type(node)], node.this)),
+    exp.Extract: _extract,
+    exp.CurrentDate: lambda _: _call("DATE", exp.Literal.string("now"), exp.Literal.string("localtime")),
+    exp.CurrentTimestamp: lambda _: _now(),
+    exp.CurrentTime: lambda _: _call("TIME", exp.Literal.string("now"), exp.Literal.string("localtime")),
+    exp.DateDiff: _date_diff,
+    exp.TimestampDiff: lambda node: _call(
+        "MYSQL_TIMESTAMPDIFF", exp.Literal.string(_unit(node)), node.expression, node.this
+    ),
+    exp.DateAdd: lambda node: _date_add(node.this, node.expression, _unit(node)),
+    exp.DateSub: lambda node: _date_add(node.this, exp.Neg(this=node.expression), _unit(node)),
+    exp.Add: _add,
+    exp.Sub: _sub,
+    exp.LastDay: lambda node: _call(
+        "DATE", node.this, *map(exp.Literal.string, ("start of month", "+1 month", "-1 day"))
+    ),
+    exp.Left: lambda node: _call("SUBSTR", node.this, exp.Literal.number(1), node.expression),
+    exp.Right: _right,
+    exp.Trunc: lambda node: _call(
+        "MYSQL_TRUNCATE", node.this, node.args.get("decimals") or exp.Literal.number(0)
+    ),
+    exp.ConcatWs: lambda node: _call("MYSQL_CONCAT_WS", *node.expressions),
+    exp.Xor: lambda node: exp.Paren(
+        this=exp.NEQ(this=_is_true(node.this), expression=_is_true(node.expression))
+    ),
+    exp.Anonymous: _anonymous,
+}
+
+
+def _unit(node: exp.Expr, key: str = "unit") -> str:
+    return node.text(key).upper().removeprefix("SQL_TSI_")
+
+
+def _interval_operands(node: exp.Add) -> tuple[exp.Interval | None, exp.Expr]:
+    if isinstance(node.expression, exp.Interval):
+        return node.expression, node.this
+    if isinstance(node.this, exp.Interval):
+        return node.this, node.expression
+    return None, node.this

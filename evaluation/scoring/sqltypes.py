@@ -1,0 +1,73 @@
+"""The MySQL types the transpiler reasons with: `SqlType`, and the type of a column from its declaration."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+# What a value is for MySQL's comparison and arithmetic rules (see SqlType).
+SqlKind = Literal["text", "date", "datetime", "time", "exact", "float"]
+
+# MySQL's div_precision_increment: `/` and AVG of exact numbers get this many more decimals.
+DIV_PRECISION_INCREMENT = 4
+
+
+@dataclass(frozen=True)
+class SqlType:
+    """What a value is for MySQL's comparison and arithmetic rules.
+
+    kind is "text", "date", "datetime", "time", "exact" (integers and DECIMAL, with `scale` decimals)
+    or "float" (FLOAT, DOUBLE).
+    """
+
+    kind: SqlKind
+    scale: int = 0
+
+    @property
+    def is_number(self) -> bool:
+        return self.kind in ("exact", "float")
+
+    @property
+    def is_temporal(self) -> bool:
+        return self.kind in TEMPORAL_KINDS
+
+
+TEMPORAL_KINDS: tuple[SqlKind, ...] = ("date", "datetime", "time")
+TEXT = SqlType("text")
+FLOAT = SqlType("float")
+INTEGER = SqlType("exact")
+_DECLARED_KINDS: dict[str, SqlKind] = {
+    "DATE": "date",
+    "DATETIME": "datetime",
+    "TIMESTAMP": "datetime",
+    "TIME": "time",
+    "FLOAT": "float",
+    "DOUBLE": "float",
+    "REAL": "float",
+    "DECIMAL": "exact",
+    "NUMERIC": "exact",
+    "DEC": "exact",
+    "FIXED": "exact",
+    "ENUM": "text",
+    "SET": "text",
+    "JSON": "text",
+}
+
+
+def type_of_declared(declared: str) -> SqlType | None:
+    """The type of a column declared as `declared` (MySQL or SQLite spelling), None when unknown."""
+    match = re.match(r"\s*(\w+)[^(]*(?:\((\s*\d+)?\s*(?:,\s*(\d+))?)?", declared)
+    if match is None:
+        return None
+    base = match.group(1).upper()
+    kind = _DECLARED_KINDS.get(base)
+    if kind == "exact":
+        return SqlType("exact", int(match.group(3) or 0))
+    if kind is not None:
+        return SqlType(kind)
+    if "INT" in base or base in ("BOOL", "BOOLEAN", "BIT", "YEAR", "SERIAL", "SIGNED", "UNSIGNED"):
+        return INTEGER
+    if "CHAR" in base or "TEXT" in base or "CLOB" in base:
+        return TEXT
+    return None

@@ -1,0 +1,142 @@
+"""SQL text as statements, and one statement as a sqlglot syntax tree.
+
+`split_statements` cuts a text (a query, a dump) at the semicolons that end statements; `parse_one` reads
+exactly one statement. Both know the two sources the portal accepts, MySQL and SQLite. A query that cannot
+be read raises `TranspileError`, the one error of the transpiler (`dialect.to_sqlite` raises it too).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
+from sqlglot.errors import ParseError, SqlglotError, TokenError
+
+SOURCES = ("mysql", "sqlite")
+# Given a dialect's name, sqlglot makes a new dialect object at each call: these are made once.
+DIALECTS = {source: Dialect.get_or_raise(source) for source in SOURCES}
+
+
+class TranspileError(ValueError):
+    """The query cannot be turned into SQLite; the message says why, about the query given."""
+
+
+def check_source(source: str) -> str:
+    """`source` itself when it is one of SOURCES; raises ValueError otherwise."""
+    if source not in SOURCES:
+        raise ValueError(f"unknown SQL dialect {source!r}; expected one of {', '.join(SOURCES)}")
+    return source
+
+
+@dataclass(frozen=True)
+class Statement:
+    number: int  # 1-based among the non-empty statements of the text
+    line: int  # 1-based line of its first character
+    text: str  # without the terminating semicolon and surrounding blanks or comments
+
+
+def split_statements(sql: str, *, source: str = "mysql") -> list[Statement]:
+    """Split at the semicolons that end statements, not those inside strings, identifiers or comments.
+
+    MySQL reads backslash escapes in strings and `#` comments, and `--` starts a comment only before a
+    blank; SQLite has none of that. An unterminated string or comment runs to the end of the text, so the
+    parser of the last statement reports it. Statements holding only comments are dropped.
+    """
+    spans: list[tuple[int, int]] = []
+    start = end = -1
+    # One regular expression does the scanning: a query without strings or comments is a single token.
+    for token in _TOKENS[check_source(source)].finditer(sql):
+        kind = token.lastgroup
+        if kind == "semicolon":
+            if start >= 0:
+                spans.append((start, end))
+            start = -1
+        elif kind == "quoted":
+            start = token.start() if start < 0 else start
+            end = token.end()
+        elif kind == "code":
+            code = token.group()
+            stripped = code.lstrip()
+            if stripped:
+                start = token.start() + len(code) - len(stripped) if start < 0 else start
+                end = token.start() + len(stripped.rstrip()) + len(code) - len(stripped)
+    if start >= 0:
+        spans.append((start, end))
+    statements = []
+    line = 1
+    counted = 0  # line is the line of this position
+    for number, (begin, finish) in enumerate(spans, start=1):
+        line += sql.count("\n", counted, begin)
+        counted = begin
+        statements.append(Statement(number, line, sql[begin:finish]))
+    return statements
+
+
+def _tokens(*, mysql: bool) -> re.Pattern[str]:
+    """Comments, quoted strings and names, semicolons, and runs of anything else (`code`).
+
+    An unterminated comment or quote runs to the end of the text.
+    """
+    if mysql:
+        line_comment = r"--(?=\s|\Z)[^\n]*\n? | \#[^\n]*\n?"
+        quoted = r"'(?:[^'\\]+|\\.?|'')*(?:'|\Z) | \"(?:[^\"\\]+|\\.?|\"\")*(?:\"|\Z)"
+        code = r"(?:[^;'\"`/\#-]+ | /(?!\*) | -(?!-(?:\s|\Z)))+"
+    else:
+        line_comment = r"--[^\n]*\n?"
+        quoted = r"'(?:[^']+|'')*(?:'|\Z) | \"(?:[^\"]+|\"\")*(?:\"|\Z)"
+        code = r"(?:[^;'\"`/-]+ | /(?!\*) | -(?!-))+"
+    return re.compile(
+        rf"""(?P<comment> /\*.*?(?:\*/|\Z) | {line_comment})
+        | (?P<quoted> {quoted} | `(?:[^`]+|``)*(?:`|\Z))
+        | (?P<semicolon> ;)
+        | (?P<code> {code})""",
+        re.DOTALL | re.VERBOSE,
+    )
+
+
+_TOKENS = {"mysql": _tokens(mysql=True), "sqlite": _tokens(mysql=False)}
+
+
+def single_statement(sql: str, source: str) -> Statement:
+    """The one statement of `sql`; raises TranspileError when it holds none or several."""
+    statements = split_statements(sql, source=source)
+    if not statements:
+        raise TranspileError("the query is empty")
+    if len(statements) > 1:
+        raise TranspileError(f"more than one statement ({len(statements)} found); send a single query")
+    return statements[0]
+
+
+# sqlglot describes the token it stopped at as `<Token token_type: ..., text: WHERE, ...>`.
+_TOKEN_REPR = re.compile(r"<Token token_type: [^,]*, text: (.*?), line: .*?>")
+
+
+def parse_one(sql: str, *, source: str = "mysql") -> tuple[exp.Expr, str]:
+    """Parse exactly one statement: its syntax tree and its text (without the final semicolon)."""
+    statement = single_statement(sql, source)
+    try:
+        tree = sqlglot.parse_one(statement.text, read=DIALECTS[source])
+    except ParseError as error:
+        detail = error.errors[0] if error.errors else {}
+        line = statement.line + (detail.get("line") or 1) - 1
+        description = _TOKEN_REPR.sub(r"'\1'", detail.get("description") or "syntax error")
+        raise TranspileError(f"cannot parse the query as {source}: {description} (line {line})") from None
+    except TokenError:
+        raise TranspileError(
+            f"cannot parse the query as {source}: a string, name or comment is not closed"
+        ) from None
+    except SqlglotError as error:
+        raise TranspileError(f"cannot parse the query as {source}: {first_line(error)}") from None
+    except RecursionError:
+        raise  # too deep to read: the scorer calls it a resource limit, not a syntax error
+    except Exception:  # sqlglot's parser trips on some malformed text (TypeError, ...): unreadable
+        raise TranspileError(f"cannot parse the query as {source}") from None
+    return tree, statement.text
+
+
+def first_line(error: Exception) -> str:
+    """The first line of an error's message (sqlglot's go on with the query), or the error's type."""
+    return str(error).splitlines()[0] if str(error) else type(error).__name__

@@ -1,0 +1,155 @@
+"""MySQL's comparison and division rules where SQLite's differ, as rewrites that need the types of
+expressions (from `resolver.ColumnResolver`):
+
+- a text expression compared with a number is compared as a number (`CAST(... AS REAL)`);
+- a string compared with a DATE/DATETIME/TIME column is read as MySQL reads it ('2024-5-1' is 2024-05-01);
+- a string literal compared with an expression that is not a column gets `COLLATE NOCASE`, as text
+  columns of the SQLite copies do;
+- `/` and AVG of exact numbers are rounded to 4 more decimals (`div_precision_increment`).
+
+Every change is planned on the untouched tree (types need it), then applied.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+from sqlglot.optimizer.scope import Scope, traverse_scope
+
+from evaluation.scoring.functions import normalise_temporal, read_moment
+from evaluation.scoring.resolver import ColumnResolver
+from evaluation.scoring.sqltypes import SqlType
+
+_COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ)
+# Building a type parses its name: this is built once, and copied.
+_REAL_TYPE = exp.DataType.build("REAL")
+
+
+def rewrite_by_types(tree: exp.Expr, resolver: ColumnResolver) -> None:
+    """Apply the rules above to the tree, in place."""
+    rewriter = _Rewriter(resolver)
+    rewriter.plan(tree)
+    rewriter.apply()
+
+
+def needs_types(cls: type) -> bool:
+    """Whether `rewrite_by_types` may change a node of class `cls`."""
+    return _KINDS[cls] is not None
+
+
+def _wrap(node: exp.Expr, make: type[exp.Expr], **args: object) -> None:
+    """Put `node` inside a new `make(this=node, **args)` where it stands, keeping the node object itself."""
+    placeholder = exp.Placeholder()
+    node.replace(placeholder)
+    placeholder.replace(make(this=node, **args))
+
+
+class _Rewriter:
+    """Plans every change on the untouched tree first (types need it), then applies them."""
+
+    def __init__(self, resolver: ColumnResolver) -> None:
+        self._resolver = resolver
+        self._casts: list[exp.Expr] = []
+        self._collations: list[exp.Expr] = []
+        self._roundings: list[tuple[exp.Expr, int]] = []
+        self._literals: list[tuple[exp.Literal, str]] = []
+
+    def plan(self, tree: exp.Expr) -> None:
+        for scope in traverse_scope(tree):
+            for node in scope.walk():
+                kind = _KINDS[type(node)]
+                if kind == "comparison":
+                    self._plan_comparison(scope, node.this, [node.expression], symmetric=True)
+                elif kind == "in":
+                    if node.expressions:
+                        self._plan_comparison(scope, node.this, node.expressions, symmetric=False)
+                elif kind == "between":
+                    self._plan_comparison(
+                        scope, node.this, [node.args["low"], node.args["high"]], symmetric=False
+                    )
+                elif kind == "rounding":
+                    self._plan_rounding(scope, node)
+
+    def apply(self) -> None:
+        for literal, text in self._literals:
+            literal.replace(exp.Literal.string(text))
+        for node in self._casts:
+            _wrap(node, exp.Cast, to=_REAL_TYPE.copy())
+        for node in self._collations:
+            _wrap(node, exp.Collate, expression=exp.Var(this="NOCASE"))
+        for node, scale in self._roundings:
+            _wrap(node, exp.Round, decimals=exp.Literal.number(scale))
+
+    def _plan_comparison(
+        self, scope: Scope, left: exp.Expr, others: list[exp.Expr], *, symmetric: bool
+    ) -> None:
+        left_type = self._resolver.type_of(left, scope)
+        other_types = [self._resolver.type_of(other, scope) for other in others]
+        # MySQL compares a string with a number as numbers; SQLite would compare them as text.
+        if _is_text(left_type) and all(t is not None and t.is_number for t in other_types):
+            self._casts.append(left)
+            return
+        if symmetric and _is_text(other_types[0]) and left_type is not None and left_type.is_number:
+            self._casts.append(others[0])
+            return
+        self._plan_temporal_literals(left_type, others)
+        if symmetric and other_types[0] is not None and other_types[0].is_temporal:
+            self._plan_temporal_literals(other_types[0], [left])
+        strings = [node for node in (left, *others) if isinstance(node, exp.Literal) and node.is_string]
+        # Text columns carry COLLATE NOCASE; other text expressions need it to compare as MySQL does.
+        if strings and not isinstance(left, exp.Column) and (left_type is None or left_type.kind == "text"):
+            self._collations.append(left)
+
+    def _plan_temporal_literals(self, column_type: SqlType | None, others: list[exp.Expr]) -> None:
+        if column_type is None or not column_type.is_temporal:
+            return
+        for other in others:
+            if isinstance(other, exp.Literal) and other.is_string:
+                text = _comparable_temporal(other.name, column_type.kind)
+                if text is not None and text != other.name:
+                    self._literals.append((other, text))
+
+    def _plan_rounding(self, scope: Scope, node: exp.Expr) -> None:
+        # Exact only when the operands are: MySQL then rounds to their scale + div_precision_increment.
+        result = self._resolver.type_of(node, scope)
+        if result is not None and result.kind == "exact":
+            self._roundings.append((node, result.scale))
+
+
+def _is_text(sql_type: SqlType | None) -> bool:
+    return sql_type is not None and sql_type.kind == "text"
+
+
+class _KindOfClass(dict[type, str | None]):
+    """What `_Rewriter.plan` does with a node of a class: "comparison", "in", "between", "rounding" (a
+    division or AVG), or None (nothing). Each class is classified when first met: isinstance tests against
+    several of sqlglot's classes, at each node of each query, cost more than the lookup."""
+
+    def __missing__(self, cls: type) -> str | None:
+        kind: str | None = None
+        if issubclass(cls, _COMPARISONS):
+            kind = "comparison"
+        elif issubclass(cls, exp.In):
+            kind = "in"
+        elif issubclass(cls, exp.Between):
+            kind = "between"
+        elif issubclass(cls, exp.Div | exp.Avg):
+            kind = "rounding"
+        self[cls] = kind
+        return kind
+
+
+_KINDS = _KindOfClass()
+
+
+def _comparable_temporal(value: str, kind: str) -> str | None:
+    """The string a column of `kind` must be compared with, in text, to get MySQL's temporal comparison.
+
+    A DATE column compared with a datetime that is not midnight compares as a datetime: keeping the time
+    in the literal gives the same order ('2024-05-01' < '2024-05-01 10:00:00').
+    """
+    if kind == "date":
+        moment = read_moment(value)
+        if moment is None:
+            return None
+        return moment.datetime_text if moment.has_time_of_day else moment.date_text
+    return normalise_temporal(value, kind)
