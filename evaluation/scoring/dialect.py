@@ -26,12 +26,14 @@ text here; equality ignores accents in MySQL ('caffe' = 'caffè') and trailing s
 from __future__ import annotations
 
 import functools
+import logging
 import sqlite3
 from collections.abc import Mapping
 
 import sqlglot
 
 from evaluation.scoring.function_rewrites import with_sqlite_functions
+from evaluation.scoring.query_shape import QueryTooComplex, check_shape
 from evaluation.scoring.resolver import ColumnResolver, TypeMap
 from evaluation.scoring.sqltypes import type_of_declared
 from evaluation.scoring.statements import (
@@ -45,7 +47,9 @@ from evaluation.scoring.statements import (
 from evaluation.scoring.survey import survey
 from evaluation.scoring.typed_rewrites import rewrite_by_types
 
-__all__ = ["TranspileError", "read_schema", "to_sqlite"]
+__all__ = ["QueryTooComplex", "TranspileError", "read_schema", "to_sqlite"]
+
+logger = logging.getLogger(__name__)
 
 # A schema as `_to_sqlite`'s cache can hold it: (table, ((column, declared type), ...)), sorted.
 _FrozenSchema = tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
@@ -71,16 +75,30 @@ def to_sqlite(
     """One query, written for `source` ("mysql" or "sqlite"), as SQLite that keeps MySQL's meaning.
 
     `schema` is table -> column -> declared type (see `read_schema`); without it, the rules that depend on
-    column types are skipped. A "sqlite" query is only checked to be a single statement. Raises
-    TranspileError. MySQL results are cached: transpiling costs more than running a query on these
-    databases.
+    column types are skipped. A "sqlite" query is only checked to be a single statement that does not
+    nest too deeply. Whatever the text, raises nothing but TranspileError (QueryTooComplex when the query
+    is too deep or too costly to translate). MySQL results are cached: transpiling costs more than
+    running a query on these databases.
     """
-    if check_source(source) == "sqlite":
-        return single_statement(sql, source).text
+    statement = single_statement(sql, check_source(source))
+    check_shape(statement.text, source=source, translating=source == "mysql")
+    if source == "sqlite":
+        return statement.text
     frozen = tuple(
         sorted((table, tuple(sorted(columns.items()))) for table, columns in (schema or {}).items())
     )
-    return _to_sqlite(sql, source, frozen)
+    try:
+        return _to_sqlite(sql, source, frozen)
+    except TranspileError:
+        raise
+    except RecursionError:
+        raise QueryTooComplex("the query nests too deeply to be translated") from None
+    except MemoryError:
+        raise QueryTooComplex("translating the query needs too much memory") from None
+    except Exception as error:  # a bug of sqlglot or of this package must cost this one query only
+        # Only the type: the message of an error may quote the query, and logs never hold gold.
+        logger.warning("translating a query failed unexpectedly: %s", type(error).__name__)
+        raise TranspileError("the query cannot be translated to SQLite") from None
 
 
 @functools.lru_cache(maxsize=4096)

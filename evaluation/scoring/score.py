@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, cast
 
 from evaluation.scoring.compare import order_key_query, results_match, results_match_strict, split_order_keys
-from evaluation.scoring.dialect import TranspileError, read_schema, to_sqlite
+from evaluation.scoring.dialect import QueryTooComplex, TranspileError, read_schema, to_sqlite
 from evaluation.scoring.metrics import Graded, Metrics, summarise
 from evaluation.scoring.sandbox import DEFAULT_LIMITS, Execution, Limits, Query, Sandbox, refusal
 from evaluation.scoring.sandbox_child import MAX_ERROR_CHARS
@@ -156,15 +156,10 @@ def _prepare(
         return (refused.outcome, refused.error)
     try:
         sql = to_sqlite(prediction, source=dialect, schema=schema)
+    except QueryTooComplex as exc:
+        return ("resource_limit", str(exc)[:MAX_ERROR_CHARS])
     except TranspileError as exc:
         return ("syntax_error", str(exc)[:MAX_ERROR_CHARS])
-    except RecursionError:
-        return ("resource_limit", "the query nests too deeply to be read")
-    except MemoryError:
-        return ("resource_limit", "the query is too large to be read")
-    except Exception as exc:  # a bug of the SQL reader must cost this prediction only
-        logger.warning("a prediction could not be transpiled: %s", type(exc).__name__)
-        return ("syntax_error", "the query could not be read")
     refused = refusal(sql, limits)
     return sql if refused is None else (refused.outcome, refused.error)
 

@@ -8,6 +8,7 @@ be read raises `TranspileError`, the one error of the transpiler (`dialect.to_sq
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import sqlglot
@@ -98,6 +99,13 @@ def _tokens(*, mysql: bool) -> re.Pattern[str]:
 
 
 _TOKENS = {"mysql": _tokens(mysql=True), "sqlite": _tokens(mysql=False)}
+
+
+def code_spans(sql: str, *, source: str) -> Iterator[tuple[int, int]]:
+    """Where the text is code: (start, end) of each run outside strings, quoted names and comments."""
+    for token in _TOKENS[check_source(source)].finditer(sql):
+        if token.lastgroup == "code":
+            yield token.start(), token.end()
 
 
 def single_statement(sql: str, source: str) -> Statement:

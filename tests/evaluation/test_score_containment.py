@@ -94,18 +94,19 @@ def test_a_query_nested_too_deeply_costs_its_question_only(demo, construct, dial
 
 
 def test_a_crash_of_the_sql_reader_costs_its_question_only(demo, monkeypatch):
-    from evaluation.scoring import score
+    from evaluation.scoring import dialect
 
-    real = score.to_sqlite
+    real = dialect.survey
 
-    def flaky(sql, **kwargs):
-        if "boom" in sql:
+    def flaky(tree, text):
+        if "boom" in text:
             raise KeyError("a bug of the reader")
-        return real(sql, **kwargs)
+        return real(tree, text)
 
-    monkeypatch.setattr(score, "to_sqlite", flaky)
+    monkeypatch.setattr(dialect, "survey", flaky)
     result = scored(demo, {"bug": "SELECT 'boom'", "right": RIGHT}, dialect="mysql")
-    assert (result["bug"].outcome, result["bug"].error) == ("syntax_error", "the query could not be read")
+    assert result["bug"].outcome == "syntax_error"
+    assert result["bug"].error == "the query cannot be translated to SQLite"
     assert result["right"].outcome == "correct"
 
 

@@ -138,12 +138,12 @@ def demo(tmp_path_factory) -> Path:
 
 
 @pytest.mark.parametrize("dialect", ["mysql", "sqlite"])
-def test_the_transpiler_raises_only_its_own_error_or_a_recursion_error(cases, dialect):
+def test_the_transpiler_raises_only_its_own_error(cases, dialect):
     escaped = []
     for n, sql in enumerate(cases):
         try:
             to_sqlite(sql, source=dialect, schema={} if dialect == "mysql" else None)
-        except (TranspileError, RecursionError):
+        except TranspileError:
             pass
         except Exception as error:
             escaped.append((n, type(error).__name__))
