@@ -37,7 +37,7 @@ from evaluation.scoring.query_shape import QueryTooComplex, check_shape
 from evaluation.scoring.resolver import ColumnResolver, TypeMap
 from evaluation.scoring.sqltypes import type_of_declared
 from evaluation.scoring.statements import (
-    DIALECTS,
+    SQLGLOT_DIALECTS,
     TranspileError,
     check_source,
     first_line,
@@ -109,7 +109,9 @@ def _to_sqlite(sql: str, source: str, schema: _FrozenSchema) -> str:
         rewrite_by_types(tree, ColumnResolver(_types(schema)))
     tree = with_sqlite_functions(tree, found.rewrites)
     try:
-        return DIALECTS["sqlite"].generate(tree, copy=False, unsupported_level=sqlglot.ErrorLevel.RAISE)
+        return SQLGLOT_DIALECTS["sqlite"].generate(
+            tree, copy=False, unsupported_level=sqlglot.ErrorLevel.RAISE
+        )
     except sqlglot.errors.SqlglotError as error:
         raise TranspileError(f"cannot express the query in SQLite: {first_line(error)}") from None
 

@@ -18,7 +18,7 @@ from evaluation.scoring.sqltypes import (
     SqlType,
     type_of_declared,
 )
-from evaluation.scoring.statements import DIALECTS
+from evaluation.scoring.statements import SQLGLOT_DIALECTS
 
 # Table -> column -> type (None when unknown), all names in lower case.
 TypeMap: TypeAlias = Mapping[str, Mapping[str, SqlType | None]]
@@ -110,7 +110,7 @@ class ColumnResolver:
             scale = int(decimals.name) if isinstance(decimals, exp.Literal) and decimals.is_int else 0
             return SqlType("exact", max(scale, 0)) if operand and operand.kind == "exact" else operand
         if isinstance(node, exp.Cast):
-            return type_of_declared(node.to.sql(dialect=DIALECTS["mysql"]))
+            return type_of_declared(node.to.sql(dialect=SQLGLOT_DIALECTS["mysql"]))
         return next((_FIXED_TYPES[cls] for cls in type(node).__mro__ if cls in _FIXED_TYPES), None)
 
 

@@ -16,9 +16,10 @@ from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, SqlglotError, TokenError
 
-SOURCES = ("mysql", "sqlite")
+from evaluation.scoring.vocabulary import DIALECTS
+
 # Given a dialect's name, sqlglot makes a new dialect object at each call: these are made once.
-DIALECTS = {source: Dialect.get_or_raise(source) for source in SOURCES}
+SQLGLOT_DIALECTS: dict[str, Dialect] = {source: Dialect.get_or_raise(source) for source in DIALECTS}
 
 
 class TranspileError(ValueError):
@@ -26,9 +27,9 @@ class TranspileError(ValueError):
 
 
 def check_source(source: str) -> str:
-    """`source` itself when it is one of SOURCES; raises ValueError otherwise."""
-    if source not in SOURCES:
-        raise ValueError(f"unknown SQL dialect {source!r}; expected one of {', '.join(SOURCES)}")
+    """`source` itself when it is one of the vocabulary's DIALECTS; raises ValueError otherwise."""
+    if source not in DIALECTS:
+        raise ValueError(f"unknown SQL dialect {source!r}; expected one of {', '.join(DIALECTS)}")
     return source
 
 
@@ -126,7 +127,7 @@ def parse_one(sql: str, *, source: str = "mysql") -> tuple[exp.Expr, str]:
     """Parse exactly one statement: its syntax tree and its text (without the final semicolon)."""
     statement = single_statement(sql, source)
     try:
-        tree = sqlglot.parse_one(statement.text, read=DIALECTS[source])
+        tree = sqlglot.parse_one(statement.text, read=SQLGLOT_DIALECTS[source])
     except ParseError as error:
         detail = error.errors[0] if error.errors else {}
         line = statement.line + (detail.get("line") or 1) - 1
