@@ -613,7 +613,7 @@ def sqlite_schema(path: Path) -> str:
 def schema_columns(dump_sql: str, source: str = "mysql") -> dict[str, set[str]]:
     """Table -> column names of the tables a dump creates (and columns ALTER TABLE adds).
 
-    With `dialect.missing_identifiers`, this tells whether a gold query uses names the schema lacks.
+    With `missing_identifiers`, this tells whether a gold query uses names the schema lacks.
     """
     columns: dict[str, set[str]] = {}
     for statement in split_statements(dump_sql, source=source):
