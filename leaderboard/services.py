@@ -153,6 +153,18 @@ def _stuck(stale) -> Q:
     )
 
 
+def start_up_sweep() -> None:
+    """`requeue_stuck` as a starting process runs it: logged, and never raising, since a sweep that cannot
+    run must not keep a worker or a web process from starting."""
+    try:
+        requeued = requeue_stuck()
+    except Exception as error:
+        logger.warning("start-up sweep skipped: %s", type(error).__name__)
+    else:
+        if requeued:
+            logger.info("start-up sweep re-enqueued submissions %s", requeued)
+
+
 def requeue_stuck_after_start() -> threading.Thread | None:
     """In the embedded mode (no REDIS_URL), sweep once in the background when a web process starts.
 
@@ -169,12 +181,7 @@ def requeue_stuck_after_start() -> threading.Thread | None:
     def sweep() -> None:
         time.sleep((liveness.HEARTBEATS_MISSED + 1) * settings.TERMITE_HEARTBEAT_SECONDS)
         try:
-            requeued = requeue_stuck()
-        except Exception as error:  # a sweep that cannot run must not take the web process down
-            logger.warning("start-up sweep skipped: %s", type(error).__name__)
-        else:
-            if requeued:
-                logger.info("start-up sweep re-enqueued submissions %s", requeued)
+            start_up_sweep()
         finally:
             connections.close_all()  # this thread's own connections; nothing else closes them
 

@@ -9,20 +9,14 @@ from django.db import connections
 from rq import Worker
 
 from evaluation.grading import warm_gold_cache
-from leaderboard.services import requeue_stuck
+from leaderboard.services import start_up_sweep
 
 logger = logging.getLogger(__name__)
 
 
 class ScoringWorker(Worker):
     def work(self, *args, **kwargs):
-        try:
-            requeued = requeue_stuck()
-        except Exception as error:  # a sweep that cannot run must not keep the worker from starting
-            logger.warning("start-up sweep skipped: %s", type(error).__name__)
-        else:
-            if requeued:
-                logger.info("start-up sweep re-enqueued submissions %s", requeued)
+        start_up_sweep()
         try:
             warmed = warm_gold_cache()
         except Exception as error:  # a cold cache only slows the first jobs down
