@@ -22,7 +22,9 @@ class SubmissionQuerySet(models.QuerySet):
         live = self.filter(withdrawn_at__isnull=True)
         if user.is_authenticated and user.is_staff:
             return live
-        public = models.Q(is_public=True, is_hidden=False, status=Submission.Status.SCORED)
+        # Once released (leaderboard/feedback.py): a page that appears when scoring ends would time it.
+        released = models.Q(released_at__isnull=True) | models.Q(released_at__lte=timezone.now())
+        public = models.Q(is_public=True, is_hidden=False, status=Submission.Status.SCORED) & released
         if user.is_authenticated:
             return live.filter(public | models.Q(user=user))
         return live.filter(public)

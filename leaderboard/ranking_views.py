@@ -7,6 +7,7 @@ leaderboard/ranking.py), so once warm they cost one query whatever the number of
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
@@ -17,6 +18,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from evaluation.models import BenchmarkVersion
+from evaluation.scoring.scores_json import VisibleScoresJSON
 from leaderboard import charts, exports, feedback, presenters, ranking
 from leaderboard.forms import CompareForm, RankingForm, RankingView
 from leaderboard.model_card import Approach, Weights
@@ -158,11 +160,13 @@ def compare(request: HttpRequest) -> HttpResponse:
         .defer("predictions", "outcomes")
         .select_related("version")
     }
-    if len(found) < len(set(ids)):
+    # Scores not yet released to this visitor (leaderboard/feedback.py) are not there to compare.
+    shown = {pk: feedback.feedback_for(s, request.user).shown for pk, s in found.items()}
+    if len(found) < len(set(ids)) or None in shown.values():
         raise Http404("No such scored submission visible to you.")
     first, second = found[ids[0]], found[ids[1]]
     names = (f"A: {first.model_name} (#{first.pk})", f"B: {second.model_name} (#{second.pk})")
-    a, b = (feedback.feedback_for(s, request.user).shown for s in (first, second))
+    a, b = cast(VisibleScoresJSON, shown[first.pk]), cast(VisibleScoresJSON, shown[second.pk])
     comparison = presenters.comparison(a, b)
     context = {
         "first": first,
@@ -192,7 +196,11 @@ def _compare_picker(request: HttpRequest, form: CompareForm, *, status: int) -> 
                 user=request.user, status=Submission.Status.SCORED, withdrawn_at__isnull=True
             )
             .select_related("version")
-            .only("pk", "model_name", "version__label")
+            .only("pk", "model_name", "version__label", "status", "released_at", "user_id")
         )
-        choices += [(s.pk, f"#{s.pk} {s.model_name} · {s.version.label}") for s in own if s.pk not in listed]
+        choices += [
+            (s.pk, f"#{s.pk} {s.model_name} · {s.version.label}")
+            for s in own
+            if s.pk not in listed and feedback.visible_status(s, request.user) == Submission.Status.SCORED
+        ]
     return render(request, "leaderboard/compare.html", {"form": form, "choices": choices}, status=status)

@@ -91,3 +91,24 @@ def test_the_leaderboard_shows_a_row_from_its_release_on(just_scored):
     ):
         rows = ranking.leaderboard_rows(version=version)
     assert [row.submission_id for row in rows] == [just_scored.pk]
+
+
+def test_a_result_not_yet_released_cannot_be_compared_or_picked(client, owner, just_scored, make_submission):
+    Submission.objects.filter(pk=just_scored.pk).update(is_public=False)
+    other = make_submission(is_public=False)
+    submission_score(submission_id=other.pk)
+    Submission.objects.filter(pk=other.pk).update(released_at=timezone.now() - timedelta(seconds=1))
+    client.force_login(owner)
+    url = reverse("leaderboard:compare")
+    assert client.get(url, {"a": other.pk, "b": just_scored.pk}).status_code == 404
+    picker = client.get(url).content.decode()
+    assert f'value="{other.pk}"' in picker and f'value="{just_scored.pk}"' not in picker
+
+
+def test_others_find_a_public_submission_only_once_released(client, other_user, just_scored):
+    url = just_scored.get_absolute_url()
+    assert client.get(url).status_code == 404
+    client.force_login(other_user)
+    assert client.get(url).status_code == 404
+    Submission.objects.filter(pk=just_scored.pk).update(released_at=timezone.now() - timedelta(seconds=1))
+    assert client.get(url).status_code == 200
