@@ -45,6 +45,7 @@ from typing import TypeVar
 from sqlglot.tokens import SQLGLOTC_INSTALLED
 
 from evaluation.scoring.compare import order_key_query
+from evaluation.scoring.conformance import conformance_error
 from evaluation.scoring.dialect import TranspileError, read_schema, to_sqlite
 from evaluation.scoring.functions import install_functions
 from evaluation.scoring.mysql_dump import build_sqlite
@@ -144,6 +145,7 @@ def report_figures(benchmark: Benchmark, budget: float) -> None:
     floor_reusing, _ = floor_seconds(benchmark, reuse_statements=True)
     startup = {dialect: startup_seconds(benchmark, dialect, cache) for dialect in ("mysql", "sqlite")}
     transpile = transpile_seconds(benchmark)
+    conformance = conformance_seconds(benchmark)
     n = len(mysql)
     print(
         f"SQLite floor: {floor:.4f} s for the {queries} queries of the gold, its keyed form and the prediction, "
@@ -172,6 +174,10 @@ def report_figures(benchmark: Benchmark, budget: float) -> None:
     print(
         f"transpiling the {n} MySQL predictions alone: {transpile:.3f} s = {transpile / floor:.1f} x floor "
         f"(sqlglot {compiled})"
+    )
+    print(
+        f"the conformance check of the {n} MySQL predictions alone: {conformance:.3f} s = "
+        f"{conformance / floor:.1f} x floor"
     )
     data = report.as_dict()
     overall = data["overall"]
@@ -243,6 +249,16 @@ def transpile_seconds(benchmark: Benchmark) -> float:
                 to_sqlite(perturbed(sql, run), schema=schemas[databases[qid]])
 
     return best_of(transpile_all)
+
+
+def conformance_seconds(benchmark: Benchmark) -> float:
+    """What `conformance_error` costs on the gold as written, each run on texts never seen (no cache)."""
+
+    def check_all(run: int) -> None:
+        for sql in benchmark.gold_mysql.values():
+            conformance_error(perturbed(sql, run), dialect="mysql")
+
+    return best_of(check_all)
 
 
 def floor_seconds(benchmark: Benchmark, *, reuse_statements: bool) -> tuple[float, int]:

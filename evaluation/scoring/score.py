@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, cast
 
 from evaluation.scoring.compare import order_key_query, results_match, results_match_strict, split_order_keys
+from evaluation.scoring.conformance import conformance_error
 from evaluation.scoring.dialect import QueryTooComplex, TranspileError, read_schema, to_sqlite
 from evaluation.scoring.metrics import Graded, Metrics, summarise
 from evaluation.scoring.sandbox import DEFAULT_LIMITS, Execution, Limits, Query, Sandbox, refusal
@@ -28,9 +29,12 @@ from evaluation.scoring.sandbox_child import MAX_ERROR_CHARS
 from evaluation.scoring.scores_json import ScoresJSON
 from evaluation.scoring.vocabulary import EXCLUDED
 
+# 1.2.0: a prediction must be written in its dialect: what MySQL 8.0 (or SQLite) refuses, such as `==`,
+# `ILIKE`, `NULLS FIRST` or SQLite's functions in a MySQL prediction, is a syntax_error before transpiling
+# (conformance.py); a SQLite prediction may not call the MySQL helpers the sandbox installs.
 # 1.1.0: result caps (20,000 rows, 8 MB; 256 MB a submission), static outcomes marked, predictions the
 # reader chokes on scored alone. EA of every ordinary prediction is as in 1.0.0.
-SCORER_VERSION = "1.1.0"
+SCORER_VERSION = "1.2.0"
 
 logger = logging.getLogger(__name__)
 
@@ -154,6 +158,9 @@ def _prepare(
     refused = refusal(prediction, limits)
     if refused is not None:
         return (refused.outcome, refused.error)
+    not_conformant = conformance_error(prediction, dialect=dialect)
+    if not_conformant is not None:
+        return ("syntax_error", not_conformant[:MAX_ERROR_CHARS])
     try:
         sql = to_sqlite(prediction, source=dialect, schema=schema)
     except QueryTooComplex as exc:

@@ -118,3 +118,27 @@ def test_predictions_nested_too_deeply_are_scored_as_their_own_failures(demo_ver
     result = json.loads(score(write_jsonl(tmp_path / "p.jsonl", predictions), "--json"))
     assert result["outcomes"]["correct"] == 23 - len(deep)
     assert result["outcomes"]["resource_limit"] + result["outcomes"]["syntax_error"] == len(deep)
+
+
+def test_questions_adds_each_questions_verdict_to_the_json(demo_version, tmp_path):
+    gold = demo_gold()
+    first, second, *_ = sorted(gold)
+    predictions = {**gold, first: "SELECT 1 FROM DUAL WHERE 1 == 1", second: "SELECT 0"}
+    result = json.loads(score(write_jsonl(tmp_path / "p.jsonl", predictions), "--json", "--questions"))
+    rows = {row["question_id"]: row for row in result["questions"]}
+    assert len(rows) == 23
+    assert set(rows[first]) == {"question_id", "outcome", "ea", "ea_strict", "static"}
+    assert rows[first] == {
+        "question_id": first,
+        "outcome": "syntax_error",
+        "ea": False,
+        "ea_strict": False,
+        "static": True,
+    }
+    assert rows[second]["outcome"] == "wrong_result" and rows[second]["static"] is False
+    assert sum(row["ea"] for row in rows.values()) == 21
+
+
+def test_questions_needs_json(demo_version, tmp_path):
+    with pytest.raises(CommandError, match="--json"):
+        score(write_jsonl(tmp_path / "p.jsonl", demo_gold()), "--questions")

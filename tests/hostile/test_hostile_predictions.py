@@ -38,6 +38,10 @@ REFUSED = {param.id for param in HOSTILE if _refused_at_upload(param.values[0])}
 THROUGH_UPLOAD = {
     # The statement splitter of the dialect layer sees the trigger body's own statement: refused earlier.
     "create-temp-trigger": {"syntax_error"},
+    # Not one of SQLite's built-in functions: the dialect's allow-list refuses the call before it runs.
+    "fts3-tokenizer": {"syntax_error"},
+    "load-extension": {"syntax_error"},
+    "writefile": {"syntax_error"},
     # A blank prediction is no prediction at all.
     "empty": {"not_submitted"},
     # With the portal's 512 MiB, whether time or memory runs out first depends on the machine.

@@ -30,8 +30,25 @@ class Command(BenchmarkCommand):
         )
         parser.add_argument("--dialect", choices=DIALECTS, default="mysql")
         parser.add_argument("--json", action="store_true", help="Print one JSON object")
+        parser.add_argument(
+            "--questions",
+            action="store_true",
+            help="With --json, add a `questions` list: each question's outcome, EA, EA-strict and whether a "
+            "check of the text alone decided it (an admin's view; never part of the stored scores)",
+        )
 
-    def handle(self, *args, predictions: Path, label: str | None, dialect: str, json: bool, **options):
+    def handle(
+        self,
+        *args,
+        predictions: Path,
+        label: str | None,
+        dialect: str,
+        json: bool,
+        questions: bool,
+        **options,
+    ):
+        if questions and not json:
+            raise CommandError("--questions needs --json")
         version = self._version(label)
         data, name = _read(predictions)
         try:
@@ -47,7 +64,19 @@ class Command(BenchmarkCommand):
             raise CommandError(str(error)) from None
         scores = report.as_dict()
         if json:
-            self.stdout.write(_json.dumps(scores, indent=2))
+            data: dict[str, object] = dict(scores)
+            if questions:
+                data["questions"] = [
+                    {
+                        "question_id": score.question_id,
+                        "outcome": score.outcome,
+                        "ea": score.ea,
+                        "ea_strict": score.ea_strict,
+                        "static": score.static,
+                    }
+                    for score in report.questions
+                ]
+            self.stdout.write(_json.dumps(data, indent=2))
         else:
             self.stdout.write(_table(scores))
 
