@@ -3,7 +3,9 @@ meaning: rewrites of the syntax tree that need no types.
 
 YEAR/MONTH/DAY/HOUR/... and EXTRACT become `STRFTIME`; DATEDIFF compares date parts; TIMESTAMPDIFF,
 DATE_ADD/DATE_SUB/`± INTERVAL`, TRUNCATE and CONCAT_WS call functions that `functions.install_functions`
-registers; CURDATE/NOW use local time; LEFT/RIGHT/MID become SUBSTR; XOR compares truth values.
+registers; CURDATE/NOW use local time; LEFT/RIGHT/MID become SUBSTR; XOR compares truth values; LIKE
+without ESCAPE gets MySQL's escape character, the backslash, written out (the `like` of
+`functions.install_functions` follows MySQL's collation).
 """
 
 from __future__ import annotations
@@ -119,6 +121,12 @@ def _sub(node: exp.Sub) -> exp.Expr:
     return _date_add(node.this, exp.Neg(this=interval.this), _unit(interval))
 
 
+def _like(node: exp.Like) -> exp.Expr:
+    if isinstance(node.parent, exp.Escape):
+        return node
+    return exp.Escape(this=node.copy(), expression=exp.Literal.string("\\"))
+
+
 def _right(node: exp.Right) -> exp.Expr:
     length = node.expression
     return _call("SUBSTR", node.this, exp.Neg(this=exp.Paren(this=length.copy())), length)
@@ -194,6 +202,7 @@ _REWRITES: dict[type[exp.Expr], Callable[[Any], exp.Expr]] = {
     ),
     exp.Left: lambda node: _call("SUBSTR", node.this, exp.Literal.number(1), node.expression),
     exp.Right: _right,
+    exp.Like: _like,
     exp.Trunc: lambda node: _call(
         "MYSQL_TRUNCATE", node.this, node.args.get("decimals") or exp.Literal.number(0)
     ),

@@ -12,6 +12,8 @@ import datetime as dt
 import functools
 import re
 import sqlite3
+import unicodedata
+from collections.abc import Callable
 from decimal import ROUND_DOWN, ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import NamedTuple
 
@@ -243,16 +245,162 @@ def as_text(value: object) -> str:
     return str(value)
 
 
+# --- MySQL 8.0's default collations as SQLite collations -------------------------------------------------
+
+# The SQLite collation of a text column whose MySQL table or column has this character set, under
+# MySQL 8.0's defaults (`mysql_dump` declares them; `install_functions` registers them).
+UTF8MB4_COLLATION = "utf8mb4_0900_ai_ci"
+UTF8MB3_COLLATION = "utf8mb3_general_ci"
+# Letters that Unicode does not decompose but the UCA weighs as other letters (ai_ci: 'æ' = 'ae').
+_UCA_LETTERS = str.maketrans({"æ": "ae", "œ": "oe", "ø": "o", "đ": "d", "ł": "l", "ħ": "h", "\u0131": "i"})
+
+
+@functools.lru_cache(maxsize=65_536)
+def _uca_weight_wide(text: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", text.casefold().translate(_UCA_LETTERS))
+    return "".join(char for char in decomposed if not unicodedata.combining(char)).casefold()
+
+
+def uca_weight(text: str) -> str:
+    """What utf8mb4_0900_ai_ci compares of a string: case and accents ignored ('Ščukin' -> 'scukin',
+    'ß' -> 'ss'), trailing spaces kept (NO PAD). An approximation of the UCA: letters and digits compare
+    as MySQL's do; the order of punctuation among itself and against letters may differ."""
+    return text.lower() if text.isascii() else _uca_weight_wide(text)
+
+
+class _GeneralWeights(dict[int, str]):
+    """utf8mb3_general_ci's weight of each character: its base letter, upper case ('è' -> 'E', 'ß' -> 'S');
+    one character for one character, as general_ci compares."""
+
+    def __missing__(self, code: int) -> str:
+        base = unicodedata.normalize("NFD", chr(code))[0]
+        upper = "S" if base == "ß" else base.upper()
+        weight = upper if len(upper) == 1 else base
+        self[code] = weight
+        return weight
+
+
+_GENERAL_WEIGHTS = _GeneralWeights()
+
+
+def general_weight(text: str) -> str:
+    """What utf8mb3_general_ci compares of a string: case and accents ignored, trailing spaces too (PAD
+    SPACE: 'a' = 'a   ')."""
+    text = text.rstrip(" ")
+    return text.upper() if text.isascii() else text.translate(_GENERAL_WEIGHTS)
+
+
+def _collation(weight: Callable[[str], str]) -> Callable[[str, str], int]:
+    def compare(left: str, right: str) -> int:
+        left, right = weight(left), weight(right)
+        return (left > right) - (left < right)
+
+    return compare
+
+
+class _LikeFold(dict[int, str]):
+    """A character as LIKE compares it under utf8mb4_0900_ai_ci: lower case, accents dropped; always one
+    character for one (LIKE compares character by character: 'ß' LIKE '_' holds)."""
+
+    def __missing__(self, code: int) -> str:
+        decomposed = unicodedata.normalize("NFKD", chr(code).lower())
+        kept = "".join(char for char in decomposed if not unicodedata.combining(char))
+        fold = kept if len(kept) == 1 else chr(code).lower()[:1] or chr(code)
+        self[code] = fold
+        return fold
+
+
+_LIKE_FOLD = _LikeFold()
+
+
+def _like_fold(text: str) -> str:
+    return text.lower() if text.isascii() else text.translate(_LIKE_FOLD)
+
+
+# Longer LIKE patterns are refused (SQLite's own limit in the sandbox, which MySQL does not have).
+LIKE_PATTERN_MAX_CHARS = 1000
+
+
+class _LikePattern(NamedTuple):
+    """A LIKE pattern cut at its `%`s: segments of fixed length (`_` is any one character), as regular
+    expressions without repetition, so that matching takes no backtracking."""
+
+    segments: tuple[tuple[re.Pattern[str], int], ...]  # each with its length in characters
+
+
+@functools.lru_cache(maxsize=1024)
+def _like_pattern(pattern: str, escape: str | None) -> _LikePattern:
+    segments: list[tuple[re.Pattern[str], int]] = []
+    parts: list[str] = []
+    characters = iter(pattern)
+    for char in characters:
+        if char == escape:
+            following = next(characters, escape)  # a trailing escape stands for itself, as in MySQL
+            parts.append(re.escape(_like_fold(following)))
+        elif char == "%":
+            segments.append((re.compile("".join(parts), re.DOTALL), len(parts)))
+            parts = []
+        else:
+            parts.append("." if char == "_" else re.escape(_like_fold(char)))
+    segments.append((re.compile("".join(parts), re.DOTALL), len(parts)))
+    return _LikePattern(tuple(segments))
+
+
+def _like_matches(pattern: _LikePattern, value: str) -> bool:
+    # The first segment is matched at the start, the last at the end, each other one at its leftmost
+    # place after the one before: for `%` and `_` alone, the leftmost place is never a wrong choice.
+    segments = pattern.segments
+    first, first_length = segments[0]
+    if len(segments) == 1:
+        return first.fullmatch(value) is not None
+    last, last_length = segments[-1]
+    end = len(value) - last_length
+    if end < first_length or first.match(value) is None or last.fullmatch(value, end) is None:
+        return False
+    position = first_length
+    for segment, _ in segments[1:-1]:
+        found = segment.search(value, position, end)
+        if found is None:
+            return False
+        position = found.end()
+    return True
+
+
+def _like(pattern: object, value: object, escape: object = None) -> int | None:
+    """`value LIKE pattern [ESCAPE escape]` under utf8mb4_0900_ai_ci: case and accents ignored
+    ('Universita' LIKE 'Università'), trailing spaces significant, one character for `_`.
+
+    SQLite calls like(pattern, value) for `value LIKE pattern`, ignoring the collation of the column:
+    this replaces its built-in LIKE. Without ESCAPE, MySQL's escape character is the backslash;
+    `dialect.to_sqlite` writes it out, so that the two-argument form keeps SQLite's meaning (no escape).
+    A pattern over LIKE_PATTERN_MAX_CHARS raises OverflowError, which SQLite reports as too big.
+    """
+    if pattern is None or value is None or (escape is not None and not isinstance(escape, str)):
+        return None
+    if isinstance(escape, str) and len(escape) != 1:
+        return None
+    text = as_text(pattern)
+    if len(text) > LIKE_PATTERN_MAX_CHARS:
+        raise OverflowError("the LIKE pattern is too long")
+    return int(_like_matches(_like_pattern(text, escape), _like_fold(as_text(value))))
+
+
 _FUNCTIONS = (
     ("mysql_timestampdiff", 3, _timestampdiff),
     ("mysql_date_add", 3, _date_add),
     ("mysql_truncate", 2, _truncate),
     ("mysql_concat_ws", -1, _concat_ws),
     ("regexp", 2, _regexp),  # SQLite's `x REGEXP y` calls regexp(y, x) but defines no such function
+    ("like", 2, _like),
+    ("like", 3, _like),
 )
+_COLLATIONS = ((UTF8MB4_COLLATION, _collation(uca_weight)), (UTF8MB3_COLLATION, _collation(general_weight)))
 
 
 def install_functions(conn: sqlite3.Connection) -> None:
-    """Register the functions SQL from `to_sqlite` may call. Cheap: call it on every connection."""
+    """Register the functions SQL from `to_sqlite` may call, and the collations of the copies' text
+    columns (a copy cannot be read without them). Cheap: call it on every connection."""
     for name, arity, function in _FUNCTIONS:
         conn.create_function(name, arity, function, deterministic=True)
+    for name, compare in _COLLATIONS:
+        conn.create_collation(name, compare)

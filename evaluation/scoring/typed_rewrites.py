@@ -3,8 +3,8 @@ expressions (from `resolver.ColumnResolver`):
 
 - a text expression compared with a number is compared as a number (`CAST(... AS REAL)`);
 - a string compared with a DATE/DATETIME/TIME column is read as MySQL reads it ('2024-5-1' is 2024-05-01);
-- a string literal compared with an expression that is not a column gets `COLLATE NOCASE`, as text
-  columns of the SQLite copies do;
+- a string literal compared with an expression that is not a column gets `COLLATE utf8mb4_0900_ai_ci`,
+  MySQL 8.0's default collation, which text columns of the SQLite copies of utf8mb4 tables have;
 - `/` and AVG of exact numbers are rounded to 4 more decimals (`div_precision_increment`).
 
 Every change is planned on the untouched tree (types need it), then applied.
@@ -15,7 +15,7 @@ from __future__ import annotations
 from sqlglot import exp
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
-from evaluation.scoring.functions import normalise_temporal, read_moment
+from evaluation.scoring.functions import UTF8MB4_COLLATION, normalise_temporal, read_moment
 from evaluation.scoring.resolver import ColumnResolver
 from evaluation.scoring.sqltypes import SqlType
 
@@ -75,7 +75,7 @@ class _Rewriter:
         for node in self._casts:
             _wrap(node, exp.Cast, to=_REAL_TYPE.copy())
         for node in self._collations:
-            _wrap(node, exp.Collate, expression=exp.Var(this="NOCASE"))
+            _wrap(node, exp.Collate, expression=exp.Var(this=UTF8MB4_COLLATION))
         for node, scale in self._roundings:
             _wrap(node, exp.Round, decimals=exp.Literal.number(scale))
 
@@ -95,7 +95,7 @@ class _Rewriter:
         if symmetric and other_types[0] is not None and other_types[0].is_temporal:
             self._plan_temporal_literals(other_types[0], [left])
         strings = [node for node in (left, *others) if isinstance(node, exp.Literal) and node.is_string]
-        # Text columns carry COLLATE NOCASE; other text expressions need it to compare as MySQL does.
+        # Text columns carry their collation; other text expressions need it to compare as MySQL does.
         if strings and not isinstance(left, exp.Column) and (left_type is None or left_type.kind == "text"):
             self._collations.append(left)
 
