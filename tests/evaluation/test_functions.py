@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Iterator
 
 import pytest
 
+from evaluation.scoring.dialect import to_sqlite
 from evaluation.scoring.functions import general_weight, install_functions, uca_weight
 
 
@@ -113,3 +115,100 @@ def test_a_pathological_like_pattern_takes_no_backtracking(conn: sqlite3.Connect
 def test_a_like_pattern_over_the_limit_is_too_big(conn: sqlite3.Connection) -> None:
     with pytest.raises(sqlite3.DataError, match="too big"):
         conn.execute("SELECT 'a' LIKE ?", ("%a" * 600,)).fetchone()
+
+
+# --- MySQL functions, through the transpiler ---
+
+SCHEMA = {"t": {"x": "TEXT", "y": "INTEGER", "d": "DATE", "k": "DECIMAL(5,2)"}}
+
+
+@pytest.fixture
+def table(conn: sqlite3.Connection) -> sqlite3.Connection:
+    conn.execute("CREATE TABLE tt (x TEXT COLLATE utf8mb4_0900_ai_ci, y INTEGER, d DATE, k DECIMAL(5,2))")
+    conn.executemany(
+        "INSERT INTO tt VALUES (?, ?, ?, ?)",
+        [
+            ("b", 2, "2024-06-01", 1.5),
+            ("A", 1, "1985-03-04", 2),
+            ("a", 3, None, 0.25),
+            (None, 4, "2024-01-31", None),
+        ],
+    )
+    return conn
+
+
+def mysql(conn: sqlite3.Connection, sql: str) -> list[tuple]:
+    sql = re.sub(r"\bFROM t\b", "FROM tt", sql)
+    return conn.execute(to_sqlite(sql, schema={"tt": SCHEMA["t"]})).fetchall()
+
+
+@pytest.mark.parametrize(
+    ("sql", "expected"),
+    [
+        ("SELECT STR_TO_DATE('01/02/2024', '%d/%m/%Y')", "2024-02-01"),
+        ("SELECT STR_TO_DATE('March 5, 2024', '%M %e, %Y')", "2024-03-05"),
+        ("SELECT STR_TO_DATE('10:05 PM', '%h:%i %p')", "22:05:00"),
+        ("SELECT STR_TO_DATE('2024-3-5 7:08:09', '%Y-%m-%d %H:%i:%s')", "2024-03-05 07:08:09"),
+        ("SELECT STR_TO_DATE('01/02/2024abc', '%d/%m/%Y')", "2024-02-01"),
+        ("SELECT STR_TO_DATE('31/02/2024', '%d/%m/%Y')", None),  # MySQL 8.0: invalid date
+        ("SELECT STR_TO_DATE('2024', '%Y')", None),  # MySQL 8.0: NO_ZERO_IN_DATE
+        ("SELECT STR_TO_DATE('x', '%d')", None),
+        ("SELECT PERIOD_DIFF(202402, 202312)", 2),
+        ("SELECT PERIOD_DIFF(2402, 9912)", 290),
+        ("SELECT STRCMP('a', 'A')", 0),
+        ("SELECT STRCMP('è', 'f')", -1),
+        ("SELECT STRCMP('b', NULL)", None),
+        ("SELECT SUBSTRING_INDEX('a.B.c', '.', -2)", "B.c"),
+        ("SELECT SUBSTRING_INDEX('aXbxc', 'x', 1)", "aXb"),
+        ("SELECT SUBSTRING_INDEX('a.b', '.', 0)", ""),
+        ("SELECT FIELD('B', 'a', 'b')", 2),
+        ("SELECT FIELD(NULL, 'a')", 0),
+        ("SELECT FIELD(2, '1', '2')", 2),
+        ("SELECT MONTHNAME('2024-06-01'), DAYNAME('2024-06-01')", ("June", "Saturday")),
+        (
+            "SELECT DATE_FORMAT('2024-06-01 13:05:09', '%D %b %a %j %l %r %w %y %k')",
+            "1st Jun Sat 153 1 01:05:09 PM 6 24 13",
+        ),
+        (
+            "SELECT LOCATE('B', 'abcb'), LOCATE('b', 'abcb', 3), LOCATE('', 'abc', 2), LOCATE('', 'abc', 5)",
+            (2, 4, 2, 0),
+        ),
+        ("SELECT INSTR('Università', 'A'), POSITION('T' IN 'Città')", (10, 3)),
+        ("SELECT LENGTH('è'), CHAR_LENGTH('è'), OCTET_LENGTH('ab'), LENGTH(NULL)", (2, 1, 2, None)),
+        (
+            "SELECT DATE('2024-02-30'), DATE('2024-6-1'), DATE('2024-06-01 10:00:00')",
+            (None, "2024-06-01", "2024-06-01"),
+        ),
+        ("SELECT 1 FROM DUAL", 1),
+        ("SELECT 1/3*3, ROUND(1/3, 6), 1/3, (1/3)+(1/3)", (1.0, 0.333333, 0.3333, 0.6667)),
+    ],
+)
+def test_mysql_functions(conn: sqlite3.Connection, sql: str, expected: object) -> None:
+    row = mysql(conn, sql)[0]
+    assert (row if isinstance(expected, tuple) else row[0]) == expected
+
+
+@pytest.mark.parametrize(
+    ("sql", "expected"),
+    [
+        ("SELECT GROUP_CONCAT(x ORDER BY x DESC SEPARATOR '; ') FROM t", "b; A; a"),
+        ("SELECT GROUP_CONCAT(DISTINCT x) FROM t", "b,A"),
+        ("SELECT GROUP_CONCAT(DISTINCT x ORDER BY y SEPARATOR '|') FROM t", "A|b"),
+        ("SELECT GROUP_CONCAT(y ORDER BY x, y DESC) FROM t", "4,3,1,2"),
+        ("SELECT GROUP_CONCAT(x, '-', y ORDER BY y) FROM t", "A-1,b-2,a-3"),
+        ("SELECT GROUP_CONCAT(x) FROM t WHERE y > 9", None),
+        ("SELECT MONTHNAME(d) FROM t WHERE y = 2", "June"),
+        ("SELECT COUNT(*) FROM t WHERE d >= 19900101", 2),
+        ("SELECT COUNT(*) FROM t WHERE 19900101 > d", 1),
+        ("SELECT COUNT(*) FROM t WHERE DATE(d) = '2024-6-1'", 1),
+        ("SELECT COUNT(*) FROM t WHERE x LIKE 'À'", 2),
+    ],
+)
+def test_mysql_functions_over_a_table(table: sqlite3.Connection, sql: str, expected: object) -> None:
+    assert mysql(table, sql)[0][0] == expected
+
+
+def test_group_concat_is_cut_at_mysql_8_group_concat_max_len(table: sqlite3.Connection) -> None:
+    table.executemany("INSERT INTO tt (x, y) VALUES (?, 9)", [("è" * 100,)] * 20)
+    (result,) = mysql(table, "SELECT GROUP_CONCAT(x) FROM t WHERE y = 9")[0]
+    assert 1020 < len(result.encode()) <= 1024  # cut between characters
