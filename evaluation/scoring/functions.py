@@ -608,6 +608,8 @@ def general_weight(text: str) -> str:
 
 def _collation(weight: Callable[[str], str]) -> Callable[[str, str], int]:
     def compare(left: str, right: str) -> int:
+        if left == right:  # the common case of a join or a GROUP BY, without working out weights
+            return 0
         left, right = weight(left), weight(right)
         return (left > right) - (left < right)
 
