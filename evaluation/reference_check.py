@@ -14,6 +14,7 @@ import pymysql
 from evaluation.prepared import Finding, PreparedDatabase, PreparedQuestion
 from evaluation.scoring import fidelity
 from evaluation.scoring.compare import results_match
+from evaluation.scoring.functions import install_functions
 from evaluation.scoring.mysql_dump import DumpError
 from evaluation.scoring.reference import ReferenceQueryError, load_dump
 from evaluation.sources import SourceError
@@ -44,6 +45,7 @@ def check_against_reference(
 def _compare_tables(database: PreparedDatabase, reference) -> None:
     uri = f"{database.sqlite_file.resolve().as_uri()}?mode=ro"
     with contextlib.closing(sqlite3.connect(uri, uri=True)) as conn:
+        install_functions(conn)
         for table in database.tables:
             sqlite_rows = conn.execute(f'SELECT * FROM "{table}"').fetchall()
             try:

@@ -19,6 +19,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
 from evaluation.models import Question
+from evaluation.scoring.functions import install_functions
 from leaderboard.services import submission_score
 from termite_site.accounts.services import api_token_create
 from tests.evaluation.gold_leaks import gold_texts
@@ -38,6 +39,7 @@ def gold_only_values(version) -> set[str]:
     values = set()
     for question in Question.objects.filter(version=version).select_related("database"):
         with sqlite3.connect(f"file:{question.database.sqlite_path}?mode=ro", uri=True) as db:
+            install_functions(db)  # the collations of the copies' text columns
             for row in db.execute(question.decrypt_gold_sqlite()).fetchall():
                 values.update(v for v in row if isinstance(v, str) and len(v) >= 6 and v not in shown)
     return values

@@ -17,6 +17,8 @@ from typing import TypeAlias
 import sqlglot
 from sqlglot import exp
 
+from evaluation.scoring.functions import uca_weight
+
 REL_TOL = 1e-6
 ABS_TOL = 1e-9
 
@@ -275,13 +277,13 @@ def _tie_groups(keys: Sequence[Row]) -> list[tuple[int, int]]:
 
 
 def _keys_tie(a: Row, b: Row) -> bool:
-    # The database copies compare text case-insensitively (COLLATE NOCASE, as MySQL's default collation
-    # does), so rows whose keys differ only in case are tied and the engine may return them in either order.
+    # The database copies compare text ignoring case and accents (utf8mb4_0900_ai_ci, MySQL 8.0's default
+    # collation), so rows whose keys differ only so are tied and the engine may return them in either order.
     return _rows_equal(_fold_case(a), _fold_case(b))
 
 
 def _fold_case(key: Row) -> Row:
-    return tuple(value.casefold() if isinstance(value, str) else value for value in _canonical_row(key))
+    return tuple(uca_weight(value) if isinstance(value, str) else value for value in _canonical_row(key))
 
 
 def _column_permutations(gold: list[Row], pred: list[Row]) -> Iterator[tuple[int, ...]]:

@@ -3,7 +3,11 @@ meaning: rewrites of the syntax tree that need no types.
 
 YEAR/MONTH/DAY/HOUR/... and EXTRACT become `STRFTIME`; DATEDIFF compares date parts; TIMESTAMPDIFF,
 DATE_ADD/DATE_SUB/`± INTERVAL`, TRUNCATE and CONCAT_WS call functions that `functions.install_functions`
-registers; CURDATE/NOW use local time; LEFT/RIGHT/MID become SUBSTR; XOR compares truth values.
+registers; CURDATE/NOW use local time; LEFT/RIGHT/MID become SUBSTR; XOR compares truth values; LIKE
+without ESCAPE gets MySQL's escape character, the backslash, written out (the `like` of
+`functions.install_functions` follows MySQL's collation); STR_TO_DATE, DATE_FORMAT/MONTHNAME/DAYNAME,
+DATE, PERIOD_DIFF, STRCMP, SUBSTRING_INDEX, FIELD, LOCATE/INSTR/POSITION and GROUP_CONCAT call functions
+of `functions`; LENGTH counts bytes, CHAR_LENGTH characters; `FROM DUAL` is dropped.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from typing import Any
 from sqlglot import exp
 
 from evaluation.scoring.functions import MICROSECONDS_PER_UNIT, MONTHS_PER_UNIT, read_moment
-from evaluation.scoring.statements import TranspileError
+from evaluation.scoring.statements import SQLGLOT_DIALECTS, TranspileError
 
 # MySQL date parts as SQLite computes them: the STRFTIME format of the number, and what is done with it.
 _DATE_PARTS = {
@@ -52,6 +56,7 @@ DATE_ARGUMENT_NODES = (
     exp.LastDay,
     exp.TsOrDsToDate,
 )
+_MYSQL_GENERATOR = SQLGLOT_DIALECTS["mysql"].generator()
 _NOW_FUNCTIONS = ("NOW", "SYSDATE", "LOCALTIME", "LOCALTIMESTAMP")
 # Building a type parses its name: this is built once, and copied.
 _INTEGER_TYPE = exp.DataType.build("INTEGER")
@@ -119,6 +124,76 @@ def _sub(node: exp.Sub) -> exp.Expr:
     return _date_add(node.this, exp.Neg(this=interval.this), _unit(interval))
 
 
+def _like(node: exp.Like) -> exp.Expr:
+    if isinstance(node.parent, exp.Escape):
+        return node
+    return exp.Escape(this=node.copy(), expression=exp.Literal.string("\\"))
+
+
+def _mysql_format(node: exp.Expr) -> exp.Expr:
+    """The format of a date function as MySQL wrote it: sqlglot keeps it in strftime's spelling."""
+    format_ = node.args.get("format")
+    if isinstance(format_, exp.Literal) and format_.is_string:
+        # The MySQL generator's own spelling, as a quoted string ('' for a quote inside).
+        quoted = _MYSQL_GENERATOR.format_time(node) or "''"
+        return exp.Literal.string(quoted[1:-1].replace("''", "'"))
+    raise TranspileError("a date format must be a string literal")
+
+
+def _date_format(node: exp.TimeToStr) -> exp.Expr:
+    value = node.this
+    while isinstance(value, exp.TsOrDsToDate | exp.TsOrDsToTimestamp):  # sqlglot's own wrappers
+        value = value.this
+    return _call("MYSQL_DATE_FORMAT", value, _mysql_format(node))
+
+
+def _str_position(node: exp.StrPosition) -> exp.Expr:
+    arguments = [node.args["substr"], node.this]
+    if node.args.get("position") is not None:
+        arguments.append(node.args["position"])
+    return _call("MYSQL_LOCATE", *arguments)
+
+
+def _length(node: exp.Length) -> exp.Expr:
+    if not node.args.get("binary"):
+        return node
+    return _call("LENGTH", exp.Cast(this=node.this, to=exp.DataType.build("BLOB")))
+
+
+def _group_concat(node: exp.GroupConcat) -> exp.Expr:
+    value, keys = node.this, []
+    if isinstance(value, exp.Order):
+        keys = value.expressions
+        value = value.this
+    distinct = isinstance(value, exp.Distinct)
+    if distinct:
+        parts = value.expressions
+        value = parts[0] if len(parts) == 1 else exp.DPipe(this=parts[0], expression=parts[1])
+        for part in parts[2:]:
+            value = exp.DPipe(this=value, expression=part)
+    directions = "".join("D" if key.args.get("desc") else "A" for key in keys)
+    return _call(
+        "MYSQL_GROUP_CONCAT",
+        value,
+        node.args.get("separator") or exp.Literal.string(","),
+        exp.Literal.number(int(distinct)),
+        exp.Literal.string(directions),
+        *(key.this for key in keys),
+    )
+
+
+def _from(node: exp.From) -> exp.Expr:
+    table = node.this
+    if (
+        isinstance(table, exp.Table)
+        and table.name.upper() == "DUAL"
+        and not table.db
+        and not table.this.quoted
+    ):
+        node.pop()  # MySQL's FROM DUAL selects one row, as no FROM does
+    return node
+
+
 def _right(node: exp.Right) -> exp.Expr:
     length = node.expression
     return _call("SUBSTR", node.this, exp.Neg(this=exp.Paren(this=length.copy())), length)
@@ -133,7 +208,20 @@ def _anonymous(node: exp.Anonymous) -> exp.Expr:
         return _date_part(name, arguments[0])
     if name == "MID" and len(arguments) in (2, 3):
         return _call("SUBSTR", *arguments)
+    if name in _PYTHON_FUNCTIONS and len(arguments) in _PYTHON_FUNCTIONS[name][1]:
+        return _call(_PYTHON_FUNCTIONS[name][0], *arguments)
+    if name == "OCTET_LENGTH" and len(arguments) == 1:
+        return _length(exp.Length(this=arguments[0], binary=True))
     return node
+
+
+# MySQL functions sqlglot reads as anonymous calls, and the function of `functions` each becomes, with
+# the numbers of arguments MySQL takes.
+_PYTHON_FUNCTIONS = {
+    "STRCMP": ("MYSQL_STRCMP", (2,)),
+    "PERIOD_DIFF": ("MYSQL_PERIOD_DIFF", (2,)),
+    "FIELD": ("MYSQL_FIELD", range(2, 101)),
+}
 
 
 def _date_part(part: str, value: exp.Expr) -> exp.Expr:
@@ -194,6 +282,19 @@ _REWRITES: dict[type[exp.Expr], Callable[[Any], exp.Expr]] = {
     ),
     exp.Left: lambda node: _call("SUBSTR", node.this, exp.Literal.number(1), node.expression),
     exp.Right: _right,
+    exp.Like: _like,
+    exp.StrToDate: lambda node: _call("MYSQL_STR_TO_DATE", node.this, _mysql_format(node)),
+    exp.StrToTime: lambda node: _call("MYSQL_STR_TO_DATE", node.this, _mysql_format(node)),
+    exp.TimeToStr: _date_format,
+    exp.Dayname: lambda node: _call("MYSQL_DATE_FORMAT", node.this, exp.Literal.string("%W")),
+    exp.TsOrDsToDate: lambda node: _call("MYSQL_DATE", node.this),
+    exp.StrPosition: _str_position,
+    exp.Length: _length,
+    exp.SubstringIndex: lambda node: _call(
+        "MYSQL_SUBSTRING_INDEX", node.this, node.args["delimiter"], node.args["count"]
+    ),
+    exp.GroupConcat: _group_concat,
+    exp.From: _from,
     exp.Trunc: lambda node: _call(
         "MYSQL_TRUNCATE", node.this, node.args.get("decimals") or exp.Literal.number(0)
     ),

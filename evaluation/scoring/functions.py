@@ -12,6 +12,8 @@ import datetime as dt
 import functools
 import re
 import sqlite3
+import unicodedata
+from collections.abc import Callable
 from decimal import ROUND_DOWN, ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import NamedTuple
 
@@ -243,16 +245,491 @@ def as_text(value: object) -> str:
     return str(value)
 
 
+# --- MySQL's string and date functions SQLite lacks -------------------------------------------------------
+
+_MONTH_NAMES = tuple(calendar.month_name)  # English, as MySQL's default lc_time_names
+_DAY_NAMES = tuple(calendar.day_name)  # Monday first
+_DATE_DIRECTIVES = frozenset("aDdbcejMmUuVvWwXxYy")
+_TIME_DIRECTIVES = frozenset("fHhIiklprSsT")
+
+
+def _date_format(value: object, format_: object) -> str | None:
+    """MySQL DATE_FORMAT (and MONTHNAME, DAYNAME): English names; NULL for what is no date."""
+    if value is None or not isinstance(format_, str):
+        return None
+    moment = _as_moment(value)
+    if moment is None:
+        time = _read_time(as_text(value))
+        if time is None:
+            return None
+        hours, minutes, seconds = map(int, time.lstrip("-").split(":"))
+        moment = Moment(0, 0, 0, hours % 24, minutes, seconds, timed=True)
+    parts: list[str] = []
+    characters = iter(format_)
+    for char in characters:
+        if char != "%":
+            parts.append(char)
+            continue
+        directive = next(characters, "")
+        text = _format_directive(moment, directive)
+        if text is None:
+            return None
+        parts.append(text)
+    return "".join(parts)
+
+
+def _format_directive(moment: Moment, directive: str) -> str | None:
+    hour12 = moment.hour % 12 or 12
+    if directive in "MbWawjUuD":  # names and counts need a real date
+        day = moment.to_datetime()
+        if day is None:
+            return None
+        if directive == "M":
+            return _MONTH_NAMES[moment.month]
+        if directive == "b":
+            return _MONTH_NAMES[moment.month][:3]
+        if directive == "W":
+            return _DAY_NAMES[day.weekday()]
+        if directive == "a":
+            return _DAY_NAMES[day.weekday()][:3]
+        if directive == "w":
+            return str((day.weekday() + 1) % 7)
+        if directive == "j":
+            return f"{day.timetuple().tm_yday:03d}"
+        if directive == "U":
+            return day.strftime("%U")
+        if directive == "u":
+            return day.strftime("%W")
+        suffix = (
+            "th" if 10 <= moment.day % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(moment.day % 10, "th")
+        )
+        return f"{moment.day}{suffix}"  # D
+    simple = {
+        "Y": f"{moment.year:04d}",
+        "y": f"{moment.year % 100:02d}",
+        "m": f"{moment.month:02d}",
+        "c": str(moment.month),
+        "d": f"{moment.day:02d}",
+        "e": str(moment.day),
+        "H": f"{moment.hour:02d}",
+        "k": str(moment.hour),
+        "h": f"{hour12:02d}",
+        "I": f"{hour12:02d}",
+        "l": str(hour12),
+        "i": f"{moment.minute:02d}",
+        "S": f"{moment.second:02d}",
+        "s": f"{moment.second:02d}",
+        "f": f"{moment.microsecond:06d}",
+        "p": "PM" if moment.hour >= 12 else "AM",
+        "T": moment.time_text,
+        "r": f"{hour12:02d}:{moment.minute:02d}:{moment.second:02d} {'PM' if moment.hour >= 12 else 'AM'}",
+        "%": "%",
+    }
+    return simple.get(directive, directive)
+
+
+_NUMBER_WIDTHS = {"d": 2, "e": 2, "m": 2, "c": 2, "Y": 4, "y": 2, "H": 2, "k": 2, "h": 2, "I": 2, "l": 2}
+_NUMBER_WIDTHS |= {"i": 2, "s": 2, "S": 2, "f": 6, "j": 3}
+
+
+def _str_to_date(value: object, format_: object) -> str | None:
+    """MySQL STR_TO_DATE: a DATE, DATETIME or TIME as the format's parts say; NULL when the text does not
+    fit the format or the date is invalid or has a zero part (MySQL 8.0's NO_ZERO_IN_DATE, NO_ZERO_DATE).
+    Text left over after the format is ignored, as MySQL does (with a warning)."""
+    if value is None or not isinstance(format_, str):
+        return None
+    text = as_text(value)
+    fields = {"Y": 0, "m": 0, "d": 0, "H": 0, "i": 0, "s": 0, "f": 0}
+    pm: bool | None = None
+    position = 0
+    characters = iter(format_)
+    directives: set[str] = set()
+    for char in characters:
+        if char.isspace():
+            while position < len(text) and text[position].isspace():
+                position += 1
+            continue
+        if char != "%":
+            if position >= len(text) or text[position] != char:
+                return None
+            position += 1
+            continue
+        directive = next(characters, "%")
+        while position < len(text) and text[position].isspace():
+            position += 1
+        for part in {"T": "H:i:s", "r": "h:i:s p"}.get(directive, directive):
+            if part in ": ":
+                if position >= len(text) or text[position] != part:
+                    return None
+                position += 1 if part == ":" else 0
+                while part == " " and position < len(text) and text[position].isspace():
+                    position += 1
+                continue
+            directives.add(part)
+            if part in _NUMBER_WIDTHS:
+                end = position
+                while end < len(text) and end - position < _NUMBER_WIDTHS[part] and text[end].isdigit():
+                    end += 1
+                if end == position:
+                    return None
+                number = int(text[position:end])
+                if part == "f":
+                    number = int(text[position:end].ljust(6, "0"))
+                if part == "y":
+                    number += 2000 if number < 70 else 1900
+                position = end
+                key = {"e": "d", "c": "m", "y": "Y", "k": "H", "h": "H", "I": "H", "l": "H", "S": "s"}
+                fields[key.get(part, part)] = number
+            elif part in "MbWa":
+                names = _MONTH_NAMES[1:] if part in "Mb" else _DAY_NAMES
+                rest = text[position:].lower()
+                found = next(
+                    (
+                        (index, len(name))
+                        for index, full in enumerate(names)
+                        for name in (full, full[:3])
+                        if rest.startswith(name.lower())
+                    ),
+                    None,
+                )
+                if found is None:
+                    return None
+                if part in "Mb":
+                    fields["m"] = found[0] + 1
+                position += found[1]
+            elif part == "p":
+                marker = text[position : position + 2].upper()
+                if marker not in ("AM", "PM"):
+                    return None
+                pm = marker == "PM"
+                position += 2
+            elif part == "%":
+                if position >= len(text) or text[position] != "%":
+                    return None
+                position += 1
+            else:
+                return None  # a directive STR_TO_DATE does not read here (weeks, %j, %D)
+    if pm is not None:
+        if not 1 <= fields["H"] <= 12:
+            return None
+        fields["H"] = fields["H"] % 12 + (12 if pm else 0)
+    has_date = bool(directives & _DATE_DIRECTIVES)
+    has_time = bool(directives & _TIME_DIRECTIVES)
+    moment = Moment(fields["Y"], fields["m"], fields["d"], fields["H"], fields["i"], fields["s"], fields["f"])
+    if fields["H"] > 23 or fields["i"] > 59 or fields["s"] > 59:
+        return None
+    if has_date or not has_time:
+        if moment.to_datetime() is None:
+            return None
+        if not has_time:
+            return moment.date_text
+        fraction = f".{moment.microsecond:06d}" if "f" in directives else ""
+        return moment.datetime_text + fraction
+    fraction = f".{moment.microsecond:06d}" if "f" in directives else ""
+    return moment.time_text + fraction
+
+
+def _period_months(period: int) -> int:
+    year, month = divmod(period, 100)
+    if year < 100:
+        year += 2000 if year < 70 else 1900
+    return year * 12 + month - 1
+
+
+def _period_diff(first: object, second: object) -> int | None:
+    """MySQL PERIOD_DIFF(P1, P2): months from period P2 to P1, periods as YYMM or YYYYMM."""
+    if not isinstance(first, int | float | str) or not isinstance(second, int | float | str):
+        return None
+    try:
+        return _period_months(int(float(first))) - _period_months(int(float(second)))
+    except ValueError:
+        return None
+
+
+def _strcmp(left: object, right: object) -> int | None:
+    """MySQL STRCMP under utf8mb4_0900_ai_ci: -1, 0 or 1, case and accents ignored."""
+    if left is None or right is None:
+        return None
+    first, second = uca_weight(as_text(left)), uca_weight(as_text(right))
+    return (first > second) - (first < second)
+
+
+def _substring_index(value: object, delimiter: object, count: object) -> str | None:
+    """MySQL SUBSTRING_INDEX: the text before the count-th delimiter (after it, counting from the end,
+    when count < 0); the delimiter is matched with case, as MySQL does."""
+    if value is None or delimiter is None or not isinstance(count, int | float):
+        return None
+    text, separator, number = as_text(value), as_text(delimiter), int(count)
+    if number == 0 or not separator:
+        return ""
+    parts = text.split(separator)
+    return separator.join(parts[:number] if number > 0 else parts[number:])
+
+
+def _field(value: object, *candidates: object) -> int:
+    """MySQL FIELD: the position of value among the candidates, 0 when absent or NULL; as text under
+    utf8mb4_0900_ai_ci when all are text, else as numbers."""
+    if value is None:
+        return 0
+    if all(isinstance(item, str) for item in (value, *candidates) if item is not None):
+        wanted = uca_weight(str(value))
+        matches = (item is not None and uca_weight(str(item)) == wanted for item in candidates)
+    else:
+        number = _as_number(value)
+        matches = (item is not None and _as_number(item) == number for item in candidates)
+    return next((index for index, match in enumerate(matches, 1) if match), 0)
+
+
+def _as_number(value: object) -> float:
+    """A value as MySQL reads it as a number: a string by its leading digits ('12abc' is 12, 'abc' 0)."""
+    if isinstance(value, int | float):
+        return float(value)
+    match = re.match(r"\s*[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?", as_text(value))
+    return float(match.group(0)) if match else 0.0
+
+
+def _locate(needle: object, haystack: object, start: object = 1) -> int | None:
+    """MySQL LOCATE/INSTR/POSITION: the character position of needle in haystack from start, 0 when absent;
+    case and accents ignored, as utf8mb4_0900_ai_ci does (character by character)."""
+    if needle is None or haystack is None or start is None or not isinstance(start, int | float):
+        return None
+    begin = int(start)
+    text, wanted = _like_fold(as_text(haystack)), _like_fold(as_text(needle))
+    if begin < 1 or begin > len(text) + 1:
+        return 0
+    return text.find(wanted, begin - 1) + 1
+
+
+def _date(value: object) -> str | None:
+    """MySQL DATE(x): the date of a date or datetime as MySQL reads it ('2024-6-1' is 2024-06-01), NULL
+    for what is no valid date ('2024-02-30')."""
+    moment = _as_moment(value)
+    return moment.date_text if moment is not None and moment.to_datetime() is not None else None
+
+
+GROUP_CONCAT_MAX_BYTES = 1024  # MySQL 8.0's group_concat_max_len
+
+
+class _GroupConcat:
+    """MySQL GROUP_CONCAT([DISTINCT] x ORDER BY k... SEPARATOR s), called as
+    mysql_group_concat(x, s, distinct, directions, k...) with directions 'A'/'D' per key. NULLs are
+    skipped; DISTINCT and the order of text follow utf8mb4_0900_ai_ci; the result is cut to
+    group_concat_max_len bytes (1024), as MySQL 8.0 does by default."""
+
+    def __init__(self) -> None:
+        self.items: list[tuple[tuple[object, ...], str]] = []
+        self.separator = ","
+        self.distinct = False
+        self.directions = ""
+
+    def step(
+        self, value: object, separator: object, distinct: object, directions: object, *keys: object
+    ) -> None:
+        if value is None:
+            return
+        self.separator = "" if separator is None else as_text(separator)
+        self.distinct = bool(distinct)
+        self.directions = directions if isinstance(directions, str) else ""
+        self.items.append((keys, as_text(value)))
+
+    def finalize(self) -> str | None:
+        if not self.items:
+            return None
+        items = self.items
+        if self.distinct:
+            unique: dict[str, tuple[tuple[object, ...], str]] = {}
+            for item in items:
+                unique.setdefault(uca_weight(item[1]), item)  # the first of equal values is kept
+            items = list(unique.values())
+        for index in reversed(range(len(self.directions))):
+            items.sort(key=lambda item: _sort_key(item[0][index]), reverse=self.directions[index] == "D")
+        text = self.separator.join(value for _, value in items)
+        encoded = text.encode()
+        if len(encoded) <= GROUP_CONCAT_MAX_BYTES:
+            return text
+        return encoded[:GROUP_CONCAT_MAX_BYTES].decode("utf-8", errors="ignore")
+
+
+def _sort_key(value: object) -> tuple[int, object]:
+    # MySQL orders NULL first, then numbers or text (text by its collation).
+    if value is None:
+        return (0, 0)
+    if isinstance(value, str):
+        return (2, uca_weight(value))
+    if isinstance(value, bytes):
+        return (3, value)
+    return (1, value)
+
+
+# --- MySQL 8.0's default collations as SQLite collations -------------------------------------------------
+
+# The SQLite collation of a text column whose MySQL table or column has this character set, under
+# MySQL 8.0's defaults (`mysql_dump` declares them; `install_functions` registers them).
+UTF8MB4_COLLATION = "utf8mb4_0900_ai_ci"
+UTF8MB3_COLLATION = "utf8mb3_general_ci"
+# Letters that Unicode does not decompose but the UCA weighs as other letters (ai_ci: 'æ' = 'ae').
+_UCA_LETTERS = str.maketrans({"æ": "ae", "œ": "oe", "ø": "o", "đ": "d", "ł": "l", "ħ": "h", "\u0131": "i"})
+
+
+@functools.lru_cache(maxsize=65_536)
+def _uca_weight_wide(text: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", text.casefold().translate(_UCA_LETTERS))
+    return "".join(char for char in decomposed if not unicodedata.combining(char)).casefold()
+
+
+def uca_weight(text: str) -> str:
+    """What utf8mb4_0900_ai_ci compares of a string: case and accents ignored ('Ščukin' -> 'scukin',
+    'ß' -> 'ss'), trailing spaces kept (NO PAD). An approximation of the UCA: letters and digits compare
+    as MySQL's do; the order of punctuation among itself and against letters may differ."""
+    return text.lower() if text.isascii() else _uca_weight_wide(text)
+
+
+class _GeneralWeights(dict[int, str]):
+    """utf8mb3_general_ci's weight of each character: its base letter, upper case ('è' -> 'E', 'ß' -> 'S');
+    one character for one character, as general_ci compares."""
+
+    def __missing__(self, code: int) -> str:
+        base = unicodedata.normalize("NFD", chr(code))[0]
+        upper = "S" if base == "ß" else base.upper()
+        weight = upper if len(upper) == 1 else base
+        self[code] = weight
+        return weight
+
+
+_GENERAL_WEIGHTS = _GeneralWeights()
+
+
+def general_weight(text: str) -> str:
+    """What utf8mb3_general_ci compares of a string: case and accents ignored, trailing spaces too (PAD
+    SPACE: 'a' = 'a   ')."""
+    text = text.rstrip(" ")
+    return text.upper() if text.isascii() else text.translate(_GENERAL_WEIGHTS)
+
+
+def _collation(weight: Callable[[str], str]) -> Callable[[str, str], int]:
+    def compare(left: str, right: str) -> int:
+        if left == right:  # the common case of a join or a GROUP BY, without working out weights
+            return 0
+        left, right = weight(left), weight(right)
+        return (left > right) - (left < right)
+
+    return compare
+
+
+class _LikeFold(dict[int, str]):
+    """A character as LIKE compares it under utf8mb4_0900_ai_ci: lower case, accents dropped; always one
+    character for one (LIKE compares character by character: 'ß' LIKE '_' holds)."""
+
+    def __missing__(self, code: int) -> str:
+        decomposed = unicodedata.normalize("NFKD", chr(code).lower())
+        kept = "".join(char for char in decomposed if not unicodedata.combining(char))
+        fold = kept if len(kept) == 1 else chr(code).lower()[:1] or chr(code)
+        self[code] = fold
+        return fold
+
+
+_LIKE_FOLD = _LikeFold()
+
+
+def _like_fold(text: str) -> str:
+    return text.lower() if text.isascii() else text.translate(_LIKE_FOLD)
+
+
+# Longer LIKE patterns are refused (SQLite's own limit in the sandbox, which MySQL does not have).
+LIKE_PATTERN_MAX_CHARS = 1000
+
+
+class _LikePattern(NamedTuple):
+    """A LIKE pattern cut at its `%`s: segments of fixed length (`_` is any one character), as regular
+    expressions without repetition, so that matching takes no backtracking."""
+
+    segments: tuple[tuple[re.Pattern[str], int], ...]  # each with its length in characters
+
+
+@functools.lru_cache(maxsize=1024)
+def _like_pattern(pattern: str, escape: str | None) -> _LikePattern:
+    segments: list[tuple[re.Pattern[str], int]] = []
+    parts: list[str] = []
+    characters = iter(pattern)
+    for char in characters:
+        if char == escape:
+            following = next(characters, escape)  # a trailing escape stands for itself, as in MySQL
+            parts.append(re.escape(_like_fold(following)))
+        elif char == "%":
+            segments.append((re.compile("".join(parts), re.DOTALL), len(parts)))
+            parts = []
+        else:
+            parts.append("." if char == "_" else re.escape(_like_fold(char)))
+    segments.append((re.compile("".join(parts), re.DOTALL), len(parts)))
+    return _LikePattern(tuple(segments))
+
+
+def _like_matches(pattern: _LikePattern, value: str) -> bool:
+    # The first segment is matched at the start, the last at the end, each other one at its leftmost
+    # place after the one before: for `%` and `_` alone, the leftmost place is never a wrong choice.
+    segments = pattern.segments
+    first, first_length = segments[0]
+    if len(segments) == 1:
+        return first.fullmatch(value) is not None
+    last, last_length = segments[-1]
+    end = len(value) - last_length
+    if end < first_length or first.match(value) is None or last.fullmatch(value, end) is None:
+        return False
+    position = first_length
+    for segment, _ in segments[1:-1]:
+        found = segment.search(value, position, end)
+        if found is None:
+            return False
+        position = found.end()
+    return True
+
+
+def _like(pattern: object, value: object, escape: object = None) -> int | None:
+    """`value LIKE pattern [ESCAPE escape]` under utf8mb4_0900_ai_ci: case and accents ignored
+    ('Universita' LIKE 'Università'), trailing spaces significant, one character for `_`.
+
+    SQLite calls like(pattern, value) for `value LIKE pattern`, ignoring the collation of the column:
+    this replaces its built-in LIKE. Without ESCAPE, MySQL's escape character is the backslash;
+    `dialect.to_sqlite` writes it out, so that the two-argument form keeps SQLite's meaning (no escape).
+    A pattern over LIKE_PATTERN_MAX_CHARS raises OverflowError, which SQLite reports as too big.
+    """
+    if pattern is None or value is None or (escape is not None and not isinstance(escape, str)):
+        return None
+    if isinstance(escape, str) and len(escape) != 1:
+        return None
+    text = as_text(pattern)
+    if len(text) > LIKE_PATTERN_MAX_CHARS:
+        raise OverflowError("the LIKE pattern is too long")
+    return int(_like_matches(_like_pattern(text, escape), _like_fold(as_text(value))))
+
+
 _FUNCTIONS = (
     ("mysql_timestampdiff", 3, _timestampdiff),
     ("mysql_date_add", 3, _date_add),
     ("mysql_truncate", 2, _truncate),
     ("mysql_concat_ws", -1, _concat_ws),
     ("regexp", 2, _regexp),  # SQLite's `x REGEXP y` calls regexp(y, x) but defines no such function
+    ("like", 2, _like),
+    ("like", 3, _like),
+    ("mysql_date_format", 2, _date_format),
+    ("mysql_str_to_date", 2, _str_to_date),
+    ("mysql_period_diff", 2, _period_diff),
+    ("mysql_strcmp", 2, _strcmp),
+    ("mysql_substring_index", 3, _substring_index),
+    ("mysql_field", -1, _field),
+    ("mysql_locate", 2, _locate),
+    ("mysql_locate", 3, _locate),
+    ("mysql_date", 1, _date),
 )
+_COLLATIONS = ((UTF8MB4_COLLATION, _collation(uca_weight)), (UTF8MB3_COLLATION, _collation(general_weight)))
 
 
 def install_functions(conn: sqlite3.Connection) -> None:
-    """Register the functions SQL from `to_sqlite` may call. Cheap: call it on every connection."""
+    """Register the functions SQL from `to_sqlite` may call, and the collations of the copies' text
+    columns (a copy cannot be read without them). Cheap: call it on every connection."""
     for name, arity, function in _FUNCTIONS:
         conn.create_function(name, arity, function, deterministic=True)
+    # typeshed's protocol for an aggregate allows a step of one argument only.
+    conn.create_aggregate("mysql_group_concat", -1, _GroupConcat)  # type: ignore[arg-type]
+    for name, compare in _COLLATIONS:
+        conn.create_collation(name, compare)

@@ -4,7 +4,10 @@
 statements are skipped; table options (ENGINE, CHARSET) and column character sets are dropped; ENUM and
 SET become TEXT; every integer type becomes INTEGER (so AUTO_INCREMENT becomes
 `INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT`, and `AUTO_INCREMENT=N` is kept through `sqlite_sequence`);
-text columns compare case-insensitively (`COLLATE NOCASE`) unless their collation is binary; inserted
+text columns compare as MySQL 8.0 compares them under the character set of their column or table
+(`sqlite_collation`: utf8mb4, and a table without one, `COLLATE utf8mb4_0900_ai_ci`; utf8/utf8mb3 and the
+other character sets `COLLATE utf8mb3_general_ci`; a _bin or _cs collation SQLite's BINARY), collations
+that `functions.install_functions` registers and every connection to a copy needs; inserted
 values are stored as MySQL stores them: dates, times and datetimes in their canonical form ('1981-7-9'
 -> '1981-07-09'), numbers rounded to the column's scale, TRUE/FALSE as 1/0.
 """
@@ -27,7 +30,13 @@ from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
 from evaluation.scoring.function_rewrites import with_sqlite_functions
-from evaluation.scoring.functions import as_text, normalise_temporal
+from evaluation.scoring.functions import (
+    UTF8MB3_COLLATION,
+    UTF8MB4_COLLATION,
+    as_text,
+    install_functions,
+    normalise_temporal,
+)
 from evaluation.scoring.resolver import ColumnResolver, scope_sources
 from evaluation.scoring.sqltypes import SqlType, type_of_declared
 from evaluation.scoring.statements import Statement, parse_one, split_statements
@@ -111,6 +120,7 @@ def build_sqlite(dump_sql: str, target: Path, *, source: str = "mysql") -> Build
     temporary = Path(temporary_name)
     try:
         conn = sqlite3.connect(temporary, isolation_level=None)
+        install_functions(conn)  # the collations the columns declare (unique keys compare with them)
         try:
             conn.execute("PRAGMA journal_mode = OFF")  # a failed build is thrown away, never rolled back
             conn.execute("BEGIN")
@@ -206,7 +216,8 @@ def _sqlite_type(kind: exp.DataType) -> str | None:
 class _Column:
     name: str
     declared: str
-    case_insensitive: bool
+    collation: str | None  # a collation `functions.install_functions` registers; None for BINARY
+    charset: str | None = None  # the column's own CHARACTER SET
     not_null: bool = False
     primary_key: bool = False
     auto_increment: bool = False
@@ -222,8 +233,8 @@ class _Column:
 
     def sql(self, *, inline_primary_key: bool) -> str:
         parts = [_quote(self.name), self.declared]
-        if self.type is not None and self.type.kind == "text" and self.case_insensitive:
-            parts.append("COLLATE NOCASE")
+        if self.type is not None and self.type.kind == "text" and self.collation is not None:
+            parts.append(f"COLLATE {self.collation}")
         if self.not_null or inline_primary_key:
             parts.append("NOT NULL")
         if inline_primary_key:
@@ -243,6 +254,7 @@ class _Table:
     columns: list[_Column] = field(default_factory=list)
     primary_key: list[str] = field(default_factory=list)
     constraints: list[str] = field(default_factory=list)  # SQLite table constraints
+    charset: str | None = None  # the table's default character set
     collation: str | None = None  # the table's default collation
     next_id: int | None = None  # MySQL's AUTO_INCREMENT=N
 
@@ -269,9 +281,22 @@ def _sqlite_sql(node: exp.Expr) -> str:
     return with_sqlite_functions(node.copy()).sql(dialect="sqlite")
 
 
-def _is_case_insensitive(collation: str | None) -> bool:
-    # MySQL's default collations end in _ci; _bin and _cs ones compare case (and accents) exactly.
-    return collation is None or collation.lower().endswith("_ci")
+def sqlite_collation(charset: str | None, collation: str | None) -> str | None:
+    """The SQLite collation of a text column with this MySQL character set and collation (the column's,
+    else its table's), under MySQL 8.0's defaults; None for SQLite's BINARY.
+
+    A table that names neither has the server's default, utf8mb4 with utf8mb4_0900_ai_ci. A collation
+    given by name: _bin and _cs ones compare exactly, the UCA 9.0 (_0900_) and NO PAD ones as
+    utf8mb4_0900_ai_ci, the other _ci ones as utf8mb3_general_ci (PAD SPACE).
+    """
+    if collation is not None:
+        name = collation.lower()
+        if not name.endswith("_ci"):
+            return None
+        return UTF8MB4_COLLATION if "_0900_" in name or "nopad" in name else UTF8MB3_COLLATION
+    if charset is None or charset.lower() == "utf8mb4":
+        return UTF8MB4_COLLATION
+    return None if charset.lower() == "binary" else UTF8MB3_COLLATION
 
 
 class _MySQLLoader:
@@ -331,10 +356,11 @@ class _MySQLLoader:
         properties = node.args.get("properties")
         options = properties.expressions if properties else []
         collation = next((p.name for p in options if isinstance(p, exp.CollateProperty)), None)
-        table = _Table(schema.this.name, collation=collation)
+        charset = next((p.name for p in options if isinstance(p, exp.CharacterSetProperty)), None)
+        table = _Table(schema.this.name, charset=charset, collation=collation)
         for element in schema.expressions:
             if isinstance(element, exp.ColumnDef):
-                table.columns.append(_column(element, collation))
+                table.columns.append(_column(element, table))
             else:
                 _add_table_constraint(table, element)
         table.primary_key = table.primary_key or [c.name for c in table.columns if c.primary_key]
@@ -415,11 +441,11 @@ class _Unsupported(Exception):
     """Why a statement cannot be loaded; becomes a DumpError with the statement's position."""
 
 
-def _column(node: exp.ColumnDef, table_collation: str | None) -> _Column:
+def _column(node: exp.ColumnDef, table: _Table) -> _Column:
     declared = _sqlite_type(node.args["kind"]) if node.args.get("kind") else None
     if declared is None:
         raise _Unsupported(f"column {node.name} has an unsupported type {node.args.get('kind')}")
-    column = _Column(node.name, declared, _is_case_insensitive(table_collation))
+    column = _Column(node.name, declared, sqlite_collation(table.charset, table.collation))
     kind = node.args["kind"]
     if kind.this.name in ("ENUM", "SET"):
         column.labels = tuple(label.name for label in kind.expressions)
@@ -432,7 +458,6 @@ def _column(node: exp.ColumnDef, table_collation: str | None) -> _Column:
 # Column options that change nothing in the SQLite copy. MySQL ignores an inline REFERENCES.
 _IGNORED_COLUMN_OPTIONS = (
     exp.CommentColumnConstraint,
-    exp.CharacterSetColumnConstraint,
     exp.OnUpdateColumnConstraint,
     exp.Reference,
 )
@@ -449,8 +474,11 @@ def _apply_column_option(column: _Column, option: exp.Expr) -> None:
         column.unique = True
     elif isinstance(option, exp.DefaultColumnConstraint):
         column.default = _default_sql(option.this, column)
+    elif isinstance(option, exp.CharacterSetColumnConstraint):
+        column.charset = option.this.name
+        column.collation = sqlite_collation(column.charset, None)
     elif isinstance(option, exp.CollateColumnConstraint):
-        column.case_insensitive = _is_case_insensitive(option.this.name)
+        column.collation = sqlite_collation(column.charset, option.this.name)
     elif isinstance(option, exp.CheckColumnConstraint):
         column.check = _sqlite_sql(option.this)
     elif not isinstance(option, _IGNORED_COLUMN_OPTIONS):
@@ -491,9 +519,9 @@ def _alter_model(table: _Table, action: exp.Expr) -> None:
         for constraint in action.expressions:
             _add_table_constraint(table, constraint)
     elif isinstance(action, exp.ColumnDef):
-        table.columns.append(_column(action, table.collation))
+        table.columns.append(_column(action, table))
     elif isinstance(action, exp.ModifyColumn):
-        replacement = _column(action.this, table.collation)
+        replacement = _column(action.this, table)
         existing = table.column(replacement.name)
         if existing is None:
             raise _Unsupported(f"table {table.name} has no column {replacement.name}")

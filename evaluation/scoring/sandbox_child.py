@@ -16,7 +16,7 @@ import resource
 import sqlite3
 import time
 
-from evaluation.scoring.functions import install_functions
+from evaluation.scoring.functions import LIKE_PATTERN_MAX_CHARS, install_functions
 
 # For the type checker only: importing typing would slow the child's start, which every submission waits for.
 TYPE_CHECKING = False
@@ -39,7 +39,7 @@ _SQLITE_LIMITS = {
     sqlite3.SQLITE_LIMIT_COMPOUND_SELECT: 50,
     sqlite3.SQLITE_LIMIT_EXPR_DEPTH: 300,
     sqlite3.SQLITE_LIMIT_FUNCTION_ARG: 100,
-    sqlite3.SQLITE_LIMIT_LIKE_PATTERN_LENGTH: 1000,
+    sqlite3.SQLITE_LIMIT_LIKE_PATTERN_LENGTH: LIKE_PATTERN_MAX_CHARS,
     sqlite3.SQLITE_LIMIT_TRIGGER_DEPTH: 1,
     sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER: 0,
     sqlite3.SQLITE_LIMIT_WORKER_THREADS: 0,

@@ -3,9 +3,13 @@ expressions (from `resolver.ColumnResolver`):
 
 - a text expression compared with a number is compared as a number (`CAST(... AS REAL)`);
 - a string compared with a DATE/DATETIME/TIME column is read as MySQL reads it ('2024-5-1' is 2024-05-01);
-- a string literal compared with an expression that is not a column gets `COLLATE NOCASE`, as text
-  columns of the SQLite copies do;
-- `/` and AVG of exact numbers are rounded to 4 more decimals (`div_precision_increment`).
+- a string literal compared with an expression that is not a column gets `COLLATE utf8mb4_0900_ai_ci`,
+  MySQL 8.0's default collation, which text columns of the SQLite copies of utf8mb4 tables have;
+- `/` and AVG of exact numbers are rounded to 4 more decimals (`div_precision_increment`), where their
+  value is used; inside further arithmetic or ROUND, MySQL keeps more digits (`1/3*3` is 1.0000,
+  `ROUND(1/3, 6)` 0.333333): the outermost arithmetic is rounded to its own scale instead;
+- a DATE, DATETIME or TIME compared with a number is compared as a number (`d >= 19900101`, as
+  `CAST(STRFTIME('%Y%m%d', d) AS INTEGER)`).
 
 Every change is planned on the untouched tree (types need it), then applied.
 """
@@ -15,13 +19,15 @@ from __future__ import annotations
 from sqlglot import exp
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
-from evaluation.scoring.functions import normalise_temporal, read_moment
+from evaluation.scoring.functions import UTF8MB4_COLLATION, normalise_temporal, read_moment
 from evaluation.scoring.resolver import ColumnResolver
 from evaluation.scoring.sqltypes import SqlType
 
+_ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod, exp.Neg)
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ)
 # Building a type parses its name: this is built once, and copied.
 _REAL_TYPE = exp.DataType.build("REAL")
+_INTEGER_TYPE = exp.DataType.build("INTEGER")
 
 
 def rewrite_by_types(tree: exp.Expr, resolver: ColumnResolver) -> None:
@@ -52,6 +58,7 @@ class _Rewriter:
         self._collations: list[exp.Expr] = []
         self._roundings: list[tuple[exp.Expr, int]] = []
         self._literals: list[tuple[exp.Literal, str]] = []
+        self._numbers: list[tuple[exp.Expr, str]] = []
 
     def plan(self, tree: exp.Expr) -> None:
         for scope in traverse_scope(tree):
@@ -74,8 +81,13 @@ class _Rewriter:
             literal.replace(exp.Literal.string(text))
         for node in self._casts:
             _wrap(node, exp.Cast, to=_REAL_TYPE.copy())
+        for node, format_ in self._numbers:
+            placeholder = exp.Placeholder()
+            node.replace(placeholder)
+            digits = exp.Anonymous(this="STRFTIME", expressions=[exp.Literal.string(format_), node])
+            placeholder.replace(exp.Cast(this=digits, to=_INTEGER_TYPE.copy()))
         for node in self._collations:
-            _wrap(node, exp.Collate, expression=exp.Var(this="NOCASE"))
+            _wrap(node, exp.Collate, expression=exp.Var(this=UTF8MB4_COLLATION))
         for node, scale in self._roundings:
             _wrap(node, exp.Round, decimals=exp.Literal.number(scale))
 
@@ -91,11 +103,18 @@ class _Rewriter:
         if symmetric and _is_text(other_types[0]) and left_type is not None and left_type.is_number:
             self._casts.append(others[0])
             return
+        # MySQL compares a date, datetime or time with a number as numbers (19900101, 235959).
+        if _is_temporal(left_type) and all(t is not None and t.is_number for t in other_types):
+            self._numbers.append((left, _NUMBER_FORMATS[left_type.kind]))  # type: ignore[union-attr]
+            return
+        if symmetric and _is_temporal(other_types[0]) and left_type is not None and left_type.is_number:
+            self._numbers.append((others[0], _NUMBER_FORMATS[other_types[0].kind]))  # type: ignore[union-attr]
+            return
         self._plan_temporal_literals(left_type, others)
         if symmetric and other_types[0] is not None and other_types[0].is_temporal:
             self._plan_temporal_literals(other_types[0], [left])
         strings = [node for node in (left, *others) if isinstance(node, exp.Literal) and node.is_string]
-        # Text columns carry COLLATE NOCASE; other text expressions need it to compare as MySQL does.
+        # Text columns carry their collation; other text expressions need it to compare as MySQL does.
         if strings and not isinstance(left, exp.Column) and (left_type is None or left_type.kind == "text"):
             self._collations.append(left)
 
@@ -109,10 +128,30 @@ class _Rewriter:
                     self._literals.append((other, text))
 
     def _plan_rounding(self, scope: Scope, node: exp.Expr) -> None:
-        # Exact only when the operands are: MySQL then rounds to their scale + div_precision_increment.
+        # Exact only when the operands are: MySQL then rounds to their scale + div_precision_increment,
+        # but only where the value leaves arithmetic: inside it, more digits are kept.
+        top, parent = node, node.parent
+        while isinstance(parent, (exp.Paren, *_ARITHMETIC, exp.Round)):
+            if isinstance(parent, exp.Round):
+                return  # ROUND(x / y, d) rounds the unrounded quotient
+            if not isinstance(parent, exp.Paren):
+                top = parent
+            parent = parent.parent
+        if top is not node:
+            if any(planned is top for planned, _ in self._roundings):
+                return
+            node = top
         result = self._resolver.type_of(node, scope)
         if result is not None and result.kind == "exact":
             self._roundings.append((node, result.scale))
+
+
+def _is_temporal(sql_type: SqlType | None) -> bool:
+    return sql_type is not None and sql_type.is_temporal
+
+
+# A temporal value as the number MySQL compares it as.
+_NUMBER_FORMATS = {"date": "%Y%m%d", "datetime": "%Y%m%d%H%M%S", "time": "%H%M%S"}
 
 
 def _is_text(sql_type: SqlType | None) -> bool:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from evaluation.scoring.functions import install_functions
 from evaluation.scoring.mysql_dump import (
     BuildReport,
     DumpError,
@@ -68,6 +69,7 @@ def built(tmp_path: Path) -> tuple[BuildReport, sqlite3.Connection]:
     target = tmp_path / "bottega.sqlite3"
     report = build_sqlite(DUMP, target)
     conn = sqlite3.connect(target)
+    install_functions(conn)
     yield report, conn
     conn.close()
 
@@ -79,7 +81,9 @@ def rows(conn: sqlite3.Connection, sql: str) -> list[tuple]:
 def build(tmp_path: Path, dump: str) -> sqlite3.Connection:
     target = tmp_path / "prova.sqlite3"
     build_sqlite(dump, target)
-    return sqlite3.connect(target)
+    conn = sqlite3.connect(target)
+    install_functions(conn)
+    return conn
 
 
 # --- Building ---
@@ -317,7 +321,7 @@ def test_sqlite_schema_is_what_sqlite_built(tmp_path: Path) -> None:
     build_sqlite(DUMP, tmp_path / "bottega.sqlite3")
     schema = sqlite_schema(tmp_path / "bottega.sqlite3")
     assert schema.count("CREATE TABLE") == 3
-    assert '"nominativo" VARCHAR(40) COLLATE NOCASE NOT NULL' in schema
+    assert '"nominativo" VARCHAR(40) COLLATE utf8mb3_general_ci NOT NULL' in schema
     assert "ENGINE" not in schema and "sqlite_sequence" not in schema
 
 
@@ -357,3 +361,57 @@ def test_missing_identifiers_resolves_aliases_and_reports_what_is_missing(
     query: str, missing: list[str]
 ) -> None:
     assert missing_identifiers(query, SHOWN) == missing
+
+
+# --- Collations: MySQL 8.0's defaults for each character set ---
+
+CHARSETS = """
+CREATE TABLE nuova (nome VARCHAR(20)) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+CREATE TABLE vecchia (nome VARCHAR(20), codice VARCHAR(5) COLLATE utf8_bin) DEFAULT CHARSET=utf8;
+CREATE TABLE senza (nome TEXT, altro VARCHAR(5) CHARACTER SET utf8mb3, esatto CHAR(3) COLLATE utf8mb4_bin);
+INSERT INTO nuova VALUES ('Ščukin'), ('Scukin '), ('Università');
+INSERT INTO vecchia VALUES ('Ščukin', 'Ab'), ('Scukin ', 'ab');
+INSERT INTO senza VALUES ('Caffè', 'x ', 'Abc');
+"""
+
+
+def test_each_text_column_declares_the_mysql_8_collation_of_its_character_set(tmp_path: Path) -> None:
+    build_sqlite(CHARSETS, tmp_path / "c.sqlite3")
+    schema = sqlite_schema(tmp_path / "c.sqlite3")
+    assert '"nome" VARCHAR(20) COLLATE utf8mb4_0900_ai_ci' in schema  # utf8mb4
+    assert '"nome" VARCHAR(20) COLLATE utf8mb3_general_ci' in schema  # utf8
+    assert '"codice" VARCHAR(5)\n' in schema  # a _bin collation: SQLite's BINARY
+    assert '"nome" TEXT COLLATE utf8mb4_0900_ai_ci' in schema  # no charset: the server's default
+    assert '"altro" VARCHAR(5) COLLATE utf8mb3_general_ci' in schema
+    assert '"esatto" CHAR(3)\n' in schema
+
+
+def test_utf8mb4_ignores_case_and_accents_but_not_trailing_spaces(tmp_path: Path) -> None:
+    conn = build(tmp_path, CHARSETS)
+    assert rows(conn, "SELECT COUNT(*) FROM nuova WHERE nome = 'scukin'") == [(1,)]  # NO PAD
+    assert rows(conn, "SELECT COUNT(DISTINCT nome) FROM nuova") == [(3,)]
+    assert rows(conn, "SELECT COUNT(*) FROM nuova WHERE nome LIKE 'universita'") == [(1,)]
+    assert rows(conn, "SELECT nome FROM nuova WHERE nome = 'UNIVERSITA'") == [("Università",)]
+
+
+def test_utf8_ignores_case_accents_and_trailing_spaces(tmp_path: Path) -> None:
+    conn = build(tmp_path, CHARSETS)
+    assert rows(conn, "SELECT COUNT(*) FROM vecchia WHERE nome = 'scukin'") == [(2,)]  # PAD SPACE
+    assert rows(conn, "SELECT COUNT(*) FROM (SELECT nome FROM vecchia GROUP BY nome)") == [(1,)]
+    assert rows(conn, "SELECT COUNT(*) FROM vecchia WHERE codice = 'ab'") == [(1,)]
+    assert rows(conn, "SELECT COUNT(*) FROM senza WHERE altro = 'X' AND esatto = 'Abc'") == [(1,)]
+    assert rows(conn, "SELECT COUNT(*) FROM senza WHERE esatto = 'abc'") == [(0,)]
+
+
+def test_a_unique_key_compares_with_the_collation(tmp_path: Path) -> None:
+    with pytest.raises(DumpError, match="UNIQUE"):
+        build_sqlite(
+            "CREATE TABLE t (a VARCHAR(9) UNIQUE) CHARSET=utf8mb4; INSERT INTO t VALUES ('è'), ('E');",
+            tmp_path / "u.sqlite3",
+        )
+
+
+def test_rebuilding_the_same_dump_gives_the_same_bytes(tmp_path: Path) -> None:
+    build_sqlite(CHARSETS, tmp_path / "a.sqlite3")
+    build_sqlite(CHARSETS, tmp_path / "b.sqlite3")
+    assert (tmp_path / "a.sqlite3").read_bytes() == (tmp_path / "b.sqlite3").read_bytes()
