@@ -321,6 +321,12 @@ def _restriction(node: exp.Expr) -> str | None:
             return f"COLLATE {name.upper()}"
     if isinstance(node, exp.Ordered) and node.args.get("with_fill"):
         return "WITH FILL"
+    if isinstance(node, exp.SetOperation) and node.args.get("order"):
+        # MySQL's error 1250: the ORDER BY of a UNION sorts its result, which has no tables.
+        columns = node.args["order"].find_all(exp.Column)
+        own = (c for c in columns if c.find_ancestor(exp.Subquery, exp.Select, exp.SetOperation) is node)
+        if any(column.table for column in own):
+            return f"ORDER BY of a {node.key.upper()} naming a table (it takes the result's column names)"
     return None
 
 

@@ -207,3 +207,16 @@ def test_a_sqlite_prediction_cannot_call_the_mysql_helpers(demo):
     assert scores["regexp"].outcome == "syntax_error"
     assert scores["sqlite"].outcome == "correct"
     assert scores["huge"].outcome == "resource_limit"
+
+
+def test_the_order_by_of_a_union_takes_the_results_column_names_not_a_tables():
+    # MySQL's error 1250; SQLite runs it.
+    refused = "SELECT c.nome FROM clienti c UNION ALL SELECT o.prodotto FROM ordini o ORDER BY c.nome"
+    assert conformance_error(refused, dialect="mysql") == (
+        "not MySQL: ORDER BY of a UNION naming a table (it takes the result's column names)"
+    )
+    assert conformance_error(refused.replace("ORDER BY c.nome", "ORDER BY nome"), dialect="mysql") is None
+    nested = (
+        "SELECT * FROM (SELECT c.nome FROM clienti c UNION SELECT o.prodotto FROM ordini o) u ORDER BY u.nome"
+    )
+    assert conformance_error(nested, dialect="mysql") is None
