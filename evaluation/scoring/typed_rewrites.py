@@ -100,8 +100,10 @@ class _Rewriter:
         if _is_text(left_type) and all(t is not None and t.is_number for t in other_types):
             self._casts.append(left)
             return
-        if symmetric and _is_text(other_types[0]) and left_type is not None and left_type.is_number:
-            self._casts.append(others[0])
+        # And a number compared with strings reads each as a number (BETWEEN and IN too: '30 c12' is 30).
+        texts = [other for other, t in zip(others, other_types, strict=True) if _is_text(t)]
+        if texts and left_type is not None and left_type.is_number:
+            self._casts.extend(texts)
             return
         # MySQL compares a date, datetime or time with a number as numbers (19900101, 235959).
         if _is_temporal(left_type) and all(t is not None and t.is_number for t in other_types):

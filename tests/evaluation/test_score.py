@@ -28,6 +28,20 @@ FAST = Limits(query_seconds=0.2, kill_grace_seconds=0.3)
 # (gold in MySQL, prediction in MySQL, outcome, EA-strict), all on the demo database.
 MYSQL_PAIRS = [
     pytest.param(
+        "SELECT nome FROM clienti WHERE eta BETWEEN 30 AND 40",
+        "SELECT nome FROM clienti WHERE eta BETWEEN '30 anni' AND '40'",
+        "correct",
+        True,
+        id="number-between-strings-read-as-numbers",
+    ),
+    pytest.param(
+        "SELECT nome FROM clienti WHERE eta IN (28, 34)",
+        "SELECT nome FROM clienti WHERE eta IN ('28', '34 anni')",
+        "correct",
+        True,
+        id="number-in-strings-read-as-numbers",
+    ),
+    pytest.param(
         "SELECT nome FROM clienti WHERE citta = 'Roma'",
         "SELECT `nome` FROM `clienti` WHERE `citta` = 'Roma'",
         "correct",
