@@ -45,6 +45,13 @@ class LeaderboardRowJSON(TypedDict):
     approach: Annotated[str, Schema(enum=Approach.values)]
     baseline: bool
     source: Annotated[str, Schema(description="A baseline's citation; empty for submissions")]
+    scorer_version: Annotated[
+        str | None,
+        Schema(
+            description="The scorer version that produced the scores; rows scored by an older one will be"
+            " rescored. null for baselines"
+        ),
+    ]
 
 
 class LeaderboardJSON(TypedDict):
@@ -82,6 +89,7 @@ def json_row(row: Row) -> LeaderboardRowJSON:
         "approach": row.approach,
         "baseline": row.baseline,
         "source": row.source,
+        "scorer_version": row.scorer_version,
     }
 
 
@@ -105,6 +113,7 @@ def csv_header(board: Leaderboard) -> list[str]:
         "approach",
         "baseline",
         "source",
+        "scorer_version",
     ]
 
 
@@ -134,6 +143,7 @@ def csv_text(board: Leaderboard) -> str:
                 row.approach,
                 "true" if row.baseline else "false",
                 _text(row.source),
+                row.scorer_version or "",
             ]
         )
     return out.getvalue()

@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+from evaluation.scoring.score import scored_by_older_scorer
 from evaluation.scoring.scores_json import VisibleScoresJSON
 from evaluation.scoring.vocabulary import HARDNESS_LEVELS, OUTCOMES
 
 
 def score_tables(scores: VisibleScoresJSON) -> dict:
-    """The tables of a results page, from scores as `feedback` cut them: a hidden breakdown is None."""
+    """The tables of a results page, from scores as `feedback` cut them: a hidden breakdown is None.
+    `older_scorer` is the version of the scorer that made them when it is not the current one, else ""."""
+    scorer = scores["scorer_version"]
+    head = {"overall": scores["overall"], "older_scorer": scorer if scored_by_older_scorer(scorer) else ""}
     if scores["per_database"] is None:
-        return {"overall": scores["overall"], "per_database": None, "per_hardness": None, "outcomes": None}
+        return {**head, "per_database": None, "per_hardness": None, "outcomes": None}
     per_hardness = [
         (level, scores["per_hardness"][level]) for level in HARDNESS_LEVELS if level in scores["per_hardness"]
     ]
     return {
-        "overall": scores["overall"],
+        **head,
         "per_database": sorted(scores["per_database"].items()),
         "per_hardness": per_hardness,
         "outcomes": [(name, scores["outcomes"].get(name, 0)) for name in OUTCOMES],

@@ -23,6 +23,7 @@ from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 
 from evaluation.models import BenchmarkVersion, Hardness
+from evaluation.scoring.score import SCORER_VERSION, scored_by_older_scorer
 from evaluation.scoring.scores_json import AccuracyJSON, VisibleScoresJSON
 from evaluation.scoring.vocabulary import HARDNESS_LEVELS
 from leaderboard import feedback
@@ -64,6 +65,8 @@ class Row:
     note: str = ""
     source: str = ""
     source_url: str = ""
+    # The scorer that produced the scores (from the scores JSON); None for a baseline, not scored here.
+    scorer_version: str | None = None
     rank: int | None = None
 
     @property
@@ -72,6 +75,11 @@ class Row:
         if self.spider_ea is None:
             return None
         return round(self.spider_ea - self.ea, 6)
+
+    @property
+    def scored_by_older_scorer(self) -> bool:
+        """Scores made by a scorer other than the current one, shown flagged until they are rescored."""
+        return self.scorer_version is not None and scored_by_older_scorer(self.scorer_version)
 
     @property
     def size(self) -> str:
@@ -277,6 +285,7 @@ def _submission_row(item: dict, databases: list[str]) -> Row:
         model_size=item["model_size"],
         weights=item["weights"],
         approach=item["approach"],
+        scorer_version=scores.get("scorer_version"),
     )
 
 
@@ -388,7 +397,7 @@ def parameters(size: str) -> float | None:
 # built in one go from one reading of the rows, so that no entry mixes two states.
 
 CACHE_SECONDS = 3600
-_SCHEMA = 1  # bump when Row or Leaderboard change shape
+_SCHEMA = 2  # bump when Row or Leaderboard change shape
 
 
 def _token_key(label: str) -> str:
@@ -414,7 +423,8 @@ def cache_key(label: str, kind: str) -> str:
     if token is None:
         cache.add(_token_key(label), uuid.uuid4().hex, timeout=None)
         token = cache.get(_token_key(label))
-    return f"leaderboard:v{_SCHEMA}:{label}:{token}:{kind}"
+    # The scorer's version is in the key: after an upgrade, the rows' "older scorer" flags are recomputed.
+    return f"leaderboard:v{_SCHEMA}:{SCORER_VERSION}:{label}:{token}:{kind}"
 
 
 def forget(label: str) -> None:

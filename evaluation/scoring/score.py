@@ -36,6 +36,13 @@ from evaluation.scoring.vocabulary import EXCLUDED
 # reader chokes on scored alone. EA of every ordinary prediction is as in 1.0.0.
 SCORER_VERSION = "1.2.0"
 
+
+def scored_by_older_scorer(scorer_version: str) -> bool:
+    """Whether scores that `scorer_version` made are not the current scorer's: the pages and exports flag
+    them until they are rescored."""
+    return scorer_version != SCORER_VERSION
+
+
 logger = logging.getLogger(__name__)
 
 

@@ -20,7 +20,7 @@ def _spread(correct: int, sizes: dict[str, int]) -> dict[str, int]:
     return spread
 
 
-def scores_json(correct: int, *, strict: int | None = None) -> dict:
+def scores_json(correct: int, *, strict: int | None = None, scorer_version: str = "1.0.0") -> dict:
     strict = correct if strict is None else strict
 
     def groups(sizes: dict[str, int]) -> dict:
@@ -35,7 +35,7 @@ def scores_json(correct: int, *, strict: int | None = None) -> dict:
     outcomes.update(correct=correct, wrong_result=QUESTIONS - correct)
     return {
         "version": "demo-1.0",
-        "scorer_version": "1.0.0",
+        "scorer_version": scorer_version,
         "overall": {
             "ea": correct / QUESTIONS,
             "ea_strict": strict / QUESTIONS,
@@ -49,9 +49,9 @@ def scores_json(correct: int, *, strict: int | None = None) -> dict:
     }
 
 
-def scored_fields(correct: int, *, strict: int | None = None) -> dict:
-    """The fields of a public submission scored with `correct` right answers of 23."""
-    scores = scores_json(correct, strict=strict)
+def scored_fields(correct: int, *, strict: int | None = None, scorer_version: str = "1.0.0") -> dict:
+    """The fields of a public submission scored with `correct` right answers of 23 by `scorer_version`."""
+    scores = scores_json(correct, strict=strict, scorer_version=scorer_version)
     return {
         "status": "scored",
         "is_public": True,

@@ -12,6 +12,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from evaluation.models import BenchmarkVersion
+from evaluation.scoring.score import SCORER_VERSION
 from evaluation.services import version_create_draft
 from leaderboard.models import Baseline
 from leaderboard.services import submission_score
@@ -45,6 +46,7 @@ ROW_KEYS = {
     "approach",
     "baseline",
     "source",
+    "scorer_version",
 }
 CSV_COLUMNS = [
     "rank",
@@ -69,6 +71,7 @@ CSV_COLUMNS = [
     "approach",
     "baseline",
     "source",
+    "scorer_version",
 ]
 
 
@@ -142,6 +145,7 @@ def test_a_json_row_carries_the_scores_and_the_model_card(client, ranked):
         "approach": "fine-tuning",
         "baseline": False,
         "source": "",
+        "scorer_version": "1.0.0",
     }
 
 
@@ -152,6 +156,7 @@ def test_a_baseline_is_exported_as_such(client, ranked):
     assert baseline["per_database"] == {"biblioteca": 0.75, "ciclismo": 0.5}
     assert baseline["per_hardness"] == dict.fromkeys(("easy", "medium", "hard", "extra"))
     assert baseline["ea_ci95"] is None and baseline["ea_strict"] is None
+    assert baseline["scorer_version"] is None  # not scored here
     assert (baseline["date"], baseline["source"], baseline["weights"]) == (
         "2024-05-01",
         "Un articolo, 2024.",
@@ -248,12 +253,24 @@ def test_a_csv_row_holds_the_same_values_as_the_json_row(client, ranked):
         "approach": "fine-tuning",
         "baseline": "false",
         "source": "",
+        "scorer_version": "1.0.0",
     }
     baseline = read_csv(client.get(csv_url()))[2]
     assert (
         baseline["submission_id"] == "" and baseline["ea_ci95_low"] == "" and baseline["hardness_easy"] == ""
     )
     assert (baseline["db_biblioteca"], baseline["db_ciclismo"]) == ("0.75", "0.5")
+    assert baseline["scorer_version"] == ""
+
+
+def test_the_exports_carry_the_version_of_the_scorer_that_made_each_rows_scores(
+    client, make_submission, demo_version
+):
+    make_submission(model_name="Nuovo", **scored_fields(10, scorer_version=SCORER_VERSION))
+    make_submission(model_name="Vecchio", **scored_fields(5, scorer_version="1.1.0"))
+    expected = {"Nuovo": SCORER_VERSION, "Vecchio": "1.1.0"}
+    assert {r["model_name"]: r["scorer_version"] for r in client.get(JSON).json()["rows"]} == expected
+    assert {r["model_name"]: r["scorer_version"] for r in read_csv(client.get(csv_url()))} == expected
 
 
 def test_the_page_links_both_exports(client, ranked):

@@ -7,6 +7,7 @@ from datetime import date, timedelta
 import pytest
 from django.utils import timezone
 
+from evaluation.scoring.score import SCORER_VERSION
 from leaderboard.models import Baseline
 from leaderboard.ranking import (
     Row,
@@ -129,6 +130,16 @@ def test_a_row_carries_ci_per_database_per_hardness_spider_and_model_card(make_s
     assert only.date == submission.created_at.date()
 
 
+def test_a_row_carries_the_scorer_version_of_its_scores_and_flags_an_older_one(make_submission):
+    old = make_submission(model_name="Vecchio", scorer_version=SCORER_VERSION, **scored_fields(14))
+    new = make_submission(model_name="Nuovo", **scored_fields(10, scorer_version=SCORER_VERSION))
+    rows = {row.model_name: row for row in build_leaderboard(version=old.version).rows}
+    # The version is the one in the scores, not the one the upload was received under.
+    assert (rows["Vecchio"].scorer_version, rows["Vecchio"].scored_by_older_scorer) == ("1.0.0", True)
+    assert (rows["Nuovo"].scorer_version, rows["Nuovo"].scored_by_older_scorer) == (SCORER_VERSION, False)
+    assert new.pk
+
+
 def test_a_row_scored_by_the_real_scorer_reads_the_same(make_submission, gold):
     predictions = dict(gold)
     predictions["ciclismo-002"] = "SELECT 42"
@@ -140,6 +151,7 @@ def test_a_row_scored_by_the_real_scorer_reads_the_same(make_submission, gold):
     assert only.per_database["biblioteca"] == 1.0
     assert only.per_database["ciclismo"] == pytest.approx(10 / 11)
     assert only.rank == 1
+    assert only.scorer_version == SCORER_VERSION and not only.scored_by_older_scorer
 
 
 def test_a_group_without_scored_questions_has_no_ea(make_submission):
@@ -171,6 +183,7 @@ def test_a_baseline_sits_unranked_below_the_rows_with_at_least_its_ea(make_submi
     assert baseline.ea == pytest.approx((12 * 0.5 + 11 * 0.25) / 23, abs=1e-6)
     assert baseline.per_database == {"biblioteca": 0.5, "ciclismo": 0.25}
     assert baseline.submission_id is None and baseline.ea_ci95 is None and baseline.ea_strict is None
+    assert baseline.scorer_version is None and not baseline.scored_by_older_scorer
     assert above.pk and below.pk
 
 

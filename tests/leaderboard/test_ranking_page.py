@@ -9,6 +9,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from evaluation.models import BenchmarkVersion
+from evaluation.scoring.score import SCORER_VERSION
 from evaluation.services import version_create_draft
 from leaderboard.models import Baseline
 from leaderboard.services import submission_score
@@ -136,6 +137,20 @@ def test_a_baseline_row_is_marked_and_unranked(client, board):
     assert baseline.rank is None
     assert "reported in the paper, not scored here" in body and 'class="baseline"' in body
     assert 'href="https://example.org/articolo"' in body and "temperatura 1" in body
+
+
+def test_a_row_scored_by_an_older_scorer_is_badged_and_a_current_one_is_not(client, make_submission):
+    make_submission(model_name="Nuovo", **scored_fields(10, scorer_version=SCORER_VERSION))
+    make_submission(model_name="Vecchio", **scored_fields(5, scorer_version="1.1.0"))
+    rows = {
+        name: html
+        for html in client.get(URL).content.decode().split("<tr")
+        for name in ("Nuovo", "Vecchio")
+        if f">{name}</a>" in html
+    }
+    assert 'class="badge older-scorer"' in rows["Vecchio"] and "scored by 1.1.0" in rows["Vecchio"]
+    assert 'title="scored by an older scorer; it will be rescored"' in rows["Vecchio"]
+    assert "older-scorer" not in rows["Nuovo"] and "scored by" not in rows["Nuovo"]
 
 
 def test_a_version_is_chosen_with_a_selector_and_the_latest_is_the_default(client, board, make_submission):

@@ -7,6 +7,7 @@ from django.urls import reverse
 
 from leaderboard.services import submission_score
 from tests.evaluation.gold_leaks import assert_no_gold, gold_texts
+from tests.leaderboard.scored import scored_fields
 
 pytestmark = pytest.mark.django_db
 
@@ -128,3 +129,15 @@ def test_the_list_shows_only_the_users_own_submissions(client, owner, other_user
     client.force_login(owner)
     listed = list(client.get(reverse("leaderboard:submission_list")).context["submissions"])
     assert listed == [mine]
+
+
+def test_scores_from_the_current_scorer_carry_no_warning(client, owner, scored):
+    client.force_login(owner)
+    assert 'id="older-scorer"' not in client.get(scored.get_absolute_url()).content.decode()
+
+
+def test_scores_from_an_older_scorer_say_they_will_be_rescored(client, make_submission):
+    submission = make_submission(**scored_fields(10, scorer_version="1.1.0"))
+    body = client.get(submission.get_absolute_url()).content.decode()
+    assert 'id="older-scorer"' in body
+    assert "Scored by an older scorer (1.1.0): these scores will be rescored." in body
