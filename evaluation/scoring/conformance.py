@@ -19,7 +19,9 @@ This module says what each dialect accepts, and anything else is the prediction'
   one of those helpers. The text is scanned here without sqlglot, whose tokenizer need not agree with
   SQLite's.
 
-Data-independent and cheap: one tokenization and one walk of the tree for MySQL, one scan for SQLite.
+Data-independent and cheap: one tokenization and one walk of the tree for MySQL, one scan for SQLite. The
+scorer has the transpiler check the tree it parses anyway (`dialect.to_sqlite(check_conformance=True)`,
+through `mysql_conformance_error`), so a prediction is parsed once.
 Nothing raises but the caller's mistakes (an unknown dialect): a text this module cannot read is left to
 the transpiler, which reports why.
 """
