@@ -19,7 +19,9 @@ This module says what each dialect accepts, and anything else is the prediction'
   one of those helpers. The text is scanned here without sqlglot, whose tokenizer need not agree with
   SQLite's.
 
-Data-independent and cheap: one tokenization and one walk of the tree for MySQL, one scan for SQLite.
+Data-independent and cheap: one tokenization and one walk of the tree for MySQL, one scan for SQLite. The
+scorer has the transpiler check the tree it parses anyway (`dialect.to_sqlite(check_conformance=True)`,
+through `mysql_conformance_error`), so a prediction is parsed once.
 Nothing raises but the caller's mistakes (an unknown dialect): a text this module cannot read is left to
 the transpiler, which reports why.
 """
@@ -30,15 +32,26 @@ import functools
 import re
 from collections.abc import Sequence
 
-import sqlglot
 from sqlglot import exp
-from sqlglot.errors import SqlglotError
 from sqlglot.tokenizer_core import Token, TokenType
 
 from evaluation.scoring.query_shape import check_shape
-from evaluation.scoring.statements import SQLGLOT_DIALECTS, TranspileError, check_source, single_statement
+from evaluation.scoring.statements import (
+    SQLGLOT_DIALECTS,
+    TranspileError,
+    check_source,
+    parse_one,
+    single_statement,
+)
 
-__all__ = ["MYSQL_CONSTRUCTS", "MYSQL_FUNCTIONS", "SQLITE_FUNCTIONS", "conformance_error"]
+__all__ = [
+    "MYSQL_CONSTRUCTS",
+    "MYSQL_FUNCTIONS",
+    "SQLITE_FUNCTIONS",
+    "NotConformant",
+    "conformance_error",
+    "mysql_conformance_error",
+]
 
 # --- MySQL -------------------------------------------------------------------------------------------------
 
@@ -142,21 +155,33 @@ def conformance_error(sql: str, *, dialect: str) -> str | None:
 
 @functools.lru_cache(maxsize=4096)
 def _mysql_error(sql: str) -> str | None:
-    mysql = SQLGLOT_DIALECTS["mysql"]
     try:
         # What the transpiler refuses (several statements, a query too deep for sqlglot) is its to say.
-        text = single_statement(sql, "mysql").text
-        check_shape(text, source="mysql", translating=True)
-        tokens = mysql.tokenize(text)
-        tree = sqlglot.parse_one(text, read=mysql)
-    except (TranspileError, SqlglotError, RecursionError):
+        check_shape(single_statement(sql, "mysql").text, source="mysql", translating=True)
+        tree, text = parse_one(sql, source="mysql")
+    except (TranspileError, RecursionError):
         return None
     except Exception:  # sqlglot trips on some malformed text: the transpiler reports it
         return None
+    return mysql_conformance_error(tree, text)
+
+
+def mysql_conformance_error(tree: exp.Expr, text: str) -> str | None:
+    """`conformance_error` of a MySQL statement already parsed: `tree` and `text` as `statements.parse_one`
+    gives them, the tree before any rewrite. The transpiler checks its own tree so
+    (`to_sqlite(check_conformance=True)`): the text is parsed once."""
     if not isinstance(tree, exp.Query):
         return None  # not a query (a write, SHOW, ...): the sandbox refuses what is not a read
+    try:
+        tokens = SQLGLOT_DIALECTS["mysql"].tokenize(text)
+    except Exception:  # the parser has read this very text; should sqlglot disagree, the transpiler says why
+        return None
     problem = _mysql_token_error(tokens) or _mysql_tree_error(tree)
     return None if problem is None else f"not MySQL: {problem}"
+
+
+class NotConformant(TranspileError):
+    """The query is not written in the dialect it claims; the message is `conformance_error`'s."""
 
 
 def _mysql_token_error(tokens: Sequence[Token]) -> str | None:

@@ -51,6 +51,7 @@ from collections.abc import Mapping
 
 import sqlglot
 
+from evaluation.scoring.conformance import NotConformant, conformance_error, mysql_conformance_error
 from evaluation.scoring.function_rewrites import with_sqlite_functions
 from evaluation.scoring.query_shape import QueryTooComplex, check_shape
 from evaluation.scoring.resolver import ColumnResolver, TypeMap
@@ -66,7 +67,7 @@ from evaluation.scoring.statements import (
 from evaluation.scoring.survey import survey
 from evaluation.scoring.typed_rewrites import rewrite_by_types
 
-__all__ = ["QueryTooComplex", "TranspileError", "read_schema", "to_sqlite"]
+__all__ = ["NotConformant", "QueryTooComplex", "TranspileError", "read_schema", "to_sqlite"]
 
 logger = logging.getLogger(__name__)
 
@@ -89,7 +90,11 @@ def read_schema(conn: sqlite3.Connection) -> dict[str, dict[str, str]]:
 
 
 def to_sqlite(
-    sql: str, *, source: str = "mysql", schema: Mapping[str, Mapping[str, str]] | None = None
+    sql: str,
+    *,
+    source: str = "mysql",
+    schema: Mapping[str, Mapping[str, str]] | None = None,
+    check_conformance: bool = False,
 ) -> str:
     """One query, written for `source` ("mysql" or "sqlite"), as SQLite that keeps MySQL's meaning.
 
@@ -98,7 +103,17 @@ def to_sqlite(
     nest too deeply. Whatever the text, raises nothing but TranspileError (QueryTooComplex when the query
     is too deep or too costly to translate). MySQL results are cached: transpiling costs more than
     running a query on these databases.
+
+    With `check_conformance` (a prediction's case), a query not written in `source` raises NotConformant,
+    a TranspileError whose message is `conformance.conformance_error`'s, with the same precedence as
+    calling that first: a SQLite text is scanned before anything else; a MySQL text's empty, multiple,
+    too deep or unreadable statement is the transpiler's error, any other non-conformance comes before
+    the rewrites. The MySQL check reads the tree parsed here, before it is rewritten: one parse.
     """
+    if check_conformance and check_source(source) == "sqlite":
+        problem = conformance_error(sql, dialect="sqlite")
+        if problem is not None:
+            raise NotConformant(problem)
     statement = single_statement(sql, check_source(source))
     check_shape(statement.text, source=source, translating=source == "mysql")
     if source == "sqlite":
@@ -107,7 +122,7 @@ def to_sqlite(
         sorted((table, tuple(sorted(columns.items()))) for table, columns in (schema or {}).items())
     )
     try:
-        return _to_sqlite(sql, source, frozen)
+        return _to_sqlite(sql, source, frozen, check_conformance)
     except TranspileError:
         raise
     except RecursionError:
@@ -121,8 +136,12 @@ def to_sqlite(
 
 
 @functools.lru_cache(maxsize=4096)
-def _to_sqlite(sql: str, source: str, schema: _FrozenSchema) -> str:
+def _to_sqlite(sql: str, source: str, schema: _FrozenSchema, check_conformance: bool) -> str:
     tree, text = parse_one(sql, source=source)
+    if check_conformance:  # the tree as written: the rewrites below change it in place
+        problem = mysql_conformance_error(tree, text)
+        if problem is not None:
+            raise NotConformant(problem)
     found = survey(tree, text)
     if found.needs_types:
         rewrite_by_types(tree, ColumnResolver(_types(schema)))

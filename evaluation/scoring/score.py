@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any, NamedTuple, cast
 
 from evaluation.scoring.compare import order_key_query, results_match, results_match_strict, split_order_keys
-from evaluation.scoring.conformance import conformance_error
 from evaluation.scoring.dialect import QueryTooComplex, TranspileError, read_schema, to_sqlite
 from evaluation.scoring.metrics import Graded, Metrics, summarise
 from evaluation.scoring.sandbox import DEFAULT_LIMITS, Execution, Limits, Query, Sandbox, refusal
@@ -165,14 +164,11 @@ def _prepare(
     refused = refusal(prediction, limits)
     if refused is not None:
         return (refused.outcome, refused.error)
-    not_conformant = conformance_error(prediction, dialect=dialect)
-    if not_conformant is not None:
-        return ("syntax_error", not_conformant[:MAX_ERROR_CHARS])
     try:
-        sql = to_sqlite(prediction, source=dialect, schema=schema)
+        sql = to_sqlite(prediction, source=dialect, schema=schema, check_conformance=True)
     except QueryTooComplex as exc:
         return ("resource_limit", str(exc)[:MAX_ERROR_CHARS])
-    except TranspileError as exc:
+    except TranspileError as exc:  # NotConformant too: not written in its dialect is a syntax error
         return ("syntax_error", str(exc)[:MAX_ERROR_CHARS])
     refused = refusal(sql, limits)
     return sql if refused is None else (refused.outcome, refused.error)
