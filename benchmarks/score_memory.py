@@ -68,18 +68,21 @@ def score_in_this_process(archive: Path, count: int, kind: str) -> dict:
         benchmark = prepare(*load_source(archive), Path(directory))
         valid = [q for q in benchmark.questions if q.valid]
         questions = valid if archive.is_file() else repeated(valid, count)
-        gold = {q.question_id: benchmark.gold_sqlite[q.question_id.split("#")[0]] for q in questions}
-        predictions = (
-            gold
-            if kind == "gold"
-            else {q.question_id: HUNGRY[n % len(HUNGRY)] for n, q in enumerate(questions)}
-        )
+        # The gold as written, in MySQL like a real submission; the hungry queries in SQLite.
+        if kind == "gold":
+            dialect = "mysql"
+            predictions = {
+                q.question_id: benchmark.gold_mysql[q.question_id.split("#")[0]] for q in questions
+            }
+        else:
+            dialect = "sqlite"
+            predictions = {q.question_id: HUNGRY[n % len(HUNGRY)] for n, q in enumerate(questions)}
         before = peak_mb()
         report = score_predictions(
             questions=questions,
             predictions=predictions,
             database_paths=benchmark.database_paths,
-            dialect="sqlite",
+            dialect=dialect,
         )
         return {
             "questions": len(questions),
