@@ -54,11 +54,10 @@ from evaluation.scoring.mysql_dump import build_sqlite
 from evaluation.scoring.sandbox import Limits
 from evaluation.scoring.score import GoldCache, GoldQuestion, ScoreReport, score_predictions
 from evaluation.scoring.statements import parse_one
-from evaluation.sources import BenchmarkSource, database_source_from_files, read_termite_archive
+from evaluation.sources import BenchmarkSource, demo_source, read_termite_archive
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_ARCHIVE = ROOT.parent / "shared" / "termite" / "Termite.zip"
-DEMO_DIR = ROOT / "evaluation" / "demo"
 RUNAWAY = "WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r) SELECT COUNT(*) FROM r"
 RUNAWAY_QUERIES = 10
 REPEATS = 3
@@ -97,18 +96,7 @@ def load_source(archive: Path) -> tuple[str, BenchmarkSource]:
     if archive.is_file():
         password = os.environ.get("TERMITE_ARCHIVE_PASSWORD", "youshallnotpass")
         return "Termite archive", read_termite_archive(archive, password)
-    databases, questions = [], []
-    for questions_file in sorted(DEMO_DIR.glob("*.jsonl")):
-        dump_file = questions_file.with_suffix(".sql")
-        database, database_questions = database_source_from_files(
-            dump=dump_file.read_bytes(),
-            dump_name=dump_file.name,
-            questions=questions_file.read_bytes(),
-            questions_name=questions_file.name,
-        )
-        databases.append(database)
-        questions.extend(database_questions)
-    return "project demo (no archive)", BenchmarkSource(databases=databases, questions=questions)
+    return "project demo (no archive)", demo_source()
 
 
 def prepare(name: str, source: BenchmarkSource, directory: Path) -> Benchmark:

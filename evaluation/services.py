@@ -23,7 +23,7 @@ from evaluation.sources import (
     DatabaseSource,
     QuestionSource,
     SourceError,
-    database_source_from_files,
+    demo_database_sources,
     read_termite_archive,
 )
 from evaluation.validation import prepare_benchmark
@@ -240,8 +240,6 @@ def _store_report(version: BenchmarkVersion, prepared: PreparedBenchmark, *, tit
     )
 
 
-DEMO_DIR = Path(__file__).resolve().parent / "demo"
-DEMO_DATABASES = {"biblioteca": "Biblioteca civica", "ciclismo": "Gare di ciclismo amatoriale"}
 DEMO_LABEL = "demo-1.0"
 
 
@@ -258,16 +256,7 @@ def demo_benchmark_load(
         version = version_create_draft(
             label=label, name="Termite demo", notes="A small demo benchmark written for this portal."
         )
-        for slug, display_name in DEMO_DATABASES.items():
-            schema = DEMO_DIR / f"no_insert_{slug}.sql"
-            database, questions = database_source_from_files(
-                dump=(DEMO_DIR / f"{slug}.sql").read_bytes(),
-                dump_name=f"{slug}.sql",
-                questions=(DEMO_DIR / f"{slug}.jsonl").read_bytes(),
-                questions_name=f"{slug}.jsonl",
-                schema=schema.read_bytes() if schema.exists() else None,
-                display_name=display_name,
-            )
+        for database, questions in demo_database_sources():
             database_add(version=version, database=database, questions=questions, reference_url=reference_url)
         version_publish(version=version)
     return version

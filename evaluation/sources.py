@@ -240,3 +240,36 @@ def database_source_from_files(
         description=description.strip(),
     )
     return database, read_questions_jsonl(questions, db_slug=slug, where=questions_name)
+
+
+# The project's own small demo benchmark (our content, not Termite's): for the demo portal, the tests and
+# the benchmarks when the archive is absent.
+DEMO_DIR = Path(__file__).resolve().parent / "demo"
+DEMO_DATABASES = {"biblioteca": "Biblioteca civica", "ciclismo": "Gare di ciclismo amatoriale"}
+
+
+def demo_database_sources() -> list[tuple[DatabaseSource, list[QuestionSource]]]:
+    """Each demo database with its questions, read as an admin's upload of its files would be."""
+    sources = []
+    for slug, display_name in DEMO_DATABASES.items():
+        schema = DEMO_DIR / f"no_insert_{slug}.sql"
+        sources.append(
+            database_source_from_files(
+                dump=(DEMO_DIR / f"{slug}.sql").read_bytes(),
+                dump_name=f"{slug}.sql",
+                questions=(DEMO_DIR / f"{slug}.jsonl").read_bytes(),
+                questions_name=f"{slug}.jsonl",
+                schema=schema.read_bytes() if schema.exists() else None,
+                display_name=display_name,
+            )
+        )
+    return sources
+
+
+def demo_source() -> BenchmarkSource:
+    """The whole demo benchmark as one source."""
+    pairs = demo_database_sources()
+    return BenchmarkSource(
+        databases=[database for database, _ in pairs],
+        questions=[question for _, questions in pairs for question in questions],
+    )

@@ -16,7 +16,8 @@ from django.db import transaction
 
 from evaluation.models import BenchmarkVersion
 from evaluation.scoring.score import SCORER_VERSION
-from evaluation.services import DEMO_DATABASES, DEMO_DIR, DEMO_LABEL, demo_benchmark_load
+from evaluation.services import DEMO_LABEL, demo_benchmark_load
+from evaluation.sources import DEMO_DATABASES, DEMO_DIR
 from leaderboard.models import Submission
 from leaderboard.services import submission_score
 

@@ -2,32 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from evaluation.sources import BenchmarkSource, database_source_from_files
+from evaluation.sources import demo_source
 from tests.differential.generator import DIALECT, EQUIVALENT
 from tests.differential.harness import AGREE, CORRECT, REFUSED, run_differential
 
 pytestmark = pytest.mark.mariadb
-
-DEMO = Path(__file__).resolve().parents[2] / "evaluation" / "demo"
-
-
-def demo_source() -> BenchmarkSource:
-    databases, questions = [], []
-    for questions_file in sorted(DEMO.glob("*.jsonl")):
-        dump_file = questions_file.with_suffix(".sql")
-        database, database_questions = database_source_from_files(
-            dump=dump_file.read_bytes(),
-            dump_name=dump_file.name,
-            questions=questions_file.read_bytes(),
-            questions_name=questions_file.name,
-        )
-        databases.append(database)
-        questions.extend(database_questions)
-    return BenchmarkSource(databases=databases, questions=questions)
 
 
 def test_mariadb_finds_every_equivalent_rewrite_correct_and_the_portal_agrees(reference_url, tmp_path):

@@ -9,14 +9,13 @@ from django.core.management import CommandError, call_command
 
 from evaluation.models import BenchmarkVersion, Database, Question, ValidationReport
 from evaluation.services import (
-    DEMO_DIR,
     VersionStateError,
     database_add,
     databases_dir,
     version_create_draft,
     version_publish,
 )
-from evaluation.sources import SourceError, database_source_from_files
+from evaluation.sources import DEMO_DIR, SourceError, database_source_from_files
 
 pytestmark = pytest.mark.django_db
 

@@ -14,9 +14,8 @@ import pyzipper
 
 from evaluation.scoring.conformance import conformance_error
 from evaluation.scoring.score import GoldQuestion, score_predictions
+from evaluation.sources import demo_source
 from tests.evaluation.demo_db import make_demo_db
-
-DEMO_DIR = Path(__file__).resolve().parents[2] / "evaluation" / "demo"
 
 MYSQL_REFUSED = [
     ("SELECT a FROM t WHERE a == 1", "=="),
@@ -139,10 +138,8 @@ def test_an_unknown_dialect_is_the_callers_mistake():
 
 
 def test_the_demos_gold_conforms():
-    for questions_file in sorted(DEMO_DIR.glob("*.jsonl")):
-        for line in questions_file.read_text().splitlines():
-            item = json.loads(line)
-            assert conformance_error(item["gold_sql"], dialect="mysql") is None, item["id"]
+    for question in demo_source().questions:
+        assert conformance_error(question.gold_sql, dialect="mysql") is None, question.public_id
 
 
 @pytest.mark.termite_archive

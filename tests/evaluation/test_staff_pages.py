@@ -9,7 +9,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from evaluation.models import BenchmarkVersion, Question, ValidationReport
-from evaluation.services import DEMO_DIR, version_create_draft
+from evaluation.services import version_create_draft
+from evaluation.sources import DEMO_DIR
 from tests.evaluation.gold_leaks import assert_no_gold, gold_texts
 
 pytestmark = pytest.mark.django_db
