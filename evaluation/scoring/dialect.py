@@ -58,10 +58,11 @@ from evaluation.scoring.resolver import ColumnResolver, TypeMap
 from evaluation.scoring.sqltypes import type_of_declared
 from evaluation.scoring.statements import (
     SQLGLOT_DIALECTS,
+    Statement,
     TranspileError,
     check_source,
     first_line,
-    parse_one,
+    parse_statement,
     single_statement,
 )
 from evaluation.scoring.survey import survey
@@ -114,7 +115,7 @@ def to_sqlite(
         problem = conformance_error(sql, dialect="sqlite")
         if problem is not None:
             raise NotConformant(problem)
-    statement = single_statement(sql, check_source(source))
+    statement = single_statement(sql, source)
     check_shape(statement.text, source=source, translating=source == "mysql")
     if source == "sqlite":
         return statement.text
@@ -122,7 +123,7 @@ def to_sqlite(
         sorted((table, tuple(sorted(columns.items()))) for table, columns in (schema or {}).items())
     )
     try:
-        return _to_sqlite(sql, source, frozen, check_conformance)
+        return _to_sqlite(statement, source, frozen, check_conformance)
     except TranspileError:
         raise
     except RecursionError:
@@ -136,8 +137,8 @@ def to_sqlite(
 
 
 @functools.lru_cache(maxsize=4096)
-def _to_sqlite(sql: str, source: str, schema: _FrozenSchema, check_conformance: bool) -> str:
-    tree, text = parse_one(sql, source=source)
+def _to_sqlite(statement: Statement, source: str, schema: _FrozenSchema, check_conformance: bool) -> str:
+    tree, text = parse_statement(statement, source=source), statement.text
     if check_conformance:  # the tree as written: the rewrites below change it in place
         problem = mysql_conformance_error(tree, text)
         if problem is not None:

@@ -126,6 +126,11 @@ _TOKEN_REPR = re.compile(r"<Token token_type: [^,]*, text: (.*?), line: .*?>")
 def parse_one(sql: str, *, source: str = "mysql") -> tuple[exp.Expr, str]:
     """Parse exactly one statement: its syntax tree and its text (without the final semicolon)."""
     statement = single_statement(sql, source)
+    return parse_statement(statement, source=source), statement.text
+
+
+def parse_statement(statement: Statement, *, source: str) -> exp.Expr:
+    """The syntax tree of one statement that `single_statement` found; raises TranspileError."""
     try:
         tree = sqlglot.parse_one(statement.text, read=SQLGLOT_DIALECTS[source])
     except ParseError as error:
@@ -143,7 +148,7 @@ def parse_one(sql: str, *, source: str = "mysql") -> tuple[exp.Expr, str]:
         raise  # too deep to read: the scorer calls it a resource limit, not a syntax error
     except Exception:  # sqlglot's parser trips on some malformed text (TypeError, ...): unreadable
         raise TranspileError(f"cannot parse the query as {source}") from None
-    return tree, statement.text
+    return tree
 
 
 def first_line(error: Exception) -> str:
