@@ -5,7 +5,7 @@
 On the Termite archive when it is present (TERMITE_ARCHIVE, else ../shared/termite/Termite.zip; password
 TERMITE_ARCHIVE_PASSWORD), else on the project's own demo benchmark (evaluation/demo). The SQLite copies
 are built into a temporary folder. The submission predicts every gold query as written (MySQL), so each
-prediction is transpiled and run like a real one; each run appends its own whitespace to the predictions
+prediction is transpiled and run like a real one; each run puts blanks of its own into the predictions
 so that the transpiler's cache, filled by the gold and the runs before, does not serve them.
 
 Prints figures only, never SQL. Every time but the runaway run's is the best of three runs (a cold run
