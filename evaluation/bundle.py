@@ -7,6 +7,7 @@ import json
 import zipfile
 
 from evaluation.models import BenchmarkVersion
+from evaluation.scoring.schema_shape import from_json, spider_tables
 
 # Fixed timestamps make the bundle byte-identical for the same version, so its sha256 can be cited.
 _EPOCH = (2024, 1, 1, 0, 0, 0)
@@ -15,8 +16,11 @@ README = """{version}: the Termite task bundle
 
 questions.jsonl   one question per line: question_id, db_id, question (Italian), hardness
 schemas/mysql/    each database's schema as MySQL (the dialect the benchmark was written for)
-schemas/sqlite/   the same schemas as the SQLite copies the scorer runs on
-
+schemas/sqlite/   the same schemas as the SQLite copies the scorer runs on (their COLLATE names are
+                  MySQL's collations, which the scorer registers; drop them to load a file elsewhere)
+tables.json       the same schemas in the format of Spider's tables.json
+Every form names the same tables, columns, types and keys: those of the databases you are scored on.
+{renamed}
 Submit one JSON object per line: {{"question_id": "...", "sql": "..."}} (MySQL by default; declare SQLite
 on the upload form if you predict SQLite). Questions you leave out count as not submitted.
 Keep this bundle private: do not publish the questions or schemas.
@@ -36,7 +40,8 @@ def build_bundle(version: BenchmarkVersion) -> bytes:
             info.compress_type = zipfile.ZIP_DEFLATED
             archive.writestr(info, text)
 
-        add("README.txt", README.format(version=version))
+        databases = list(version.databases.order_by("slug"))
+        add("README.txt", README.format(version=version, renamed=_renamed_note(databases)))
         lines = [
             json.dumps(
                 {
@@ -52,7 +57,19 @@ def build_bundle(version: BenchmarkVersion) -> bytes:
             .order_by("database__slug", "position")
         ]
         add("questions.jsonl", "\n".join(lines) + "\n")
-        for database in version.databases.order_by("slug"):
-            add(f"schemas/mysql/{database.slug}.sql", database.schema_sql)
-            add(f"schemas/sqlite/{database.slug}.sql", database.sqlite_schema)
+        for database in databases:
+            add(f"schemas/mysql/{database.slug}.sql", database.shown_schema_sql)
+            add(f"schemas/sqlite/{database.slug}.sql", database.shown_sqlite_schema)
+        tables = [spider_tables(db.slug, from_json(db.shown_schema_shape)) for db in databases]
+        add("tables.json", json.dumps(tables, ensure_ascii=False, indent=1) + "\n")
     return buffer.getvalue()
+
+
+def _renamed_note(databases: list) -> str:
+    renamed = [database.slug for database in databases if database.renames_authors_schema]
+    if not renamed:
+        return ""
+    return (
+        f"For {', '.join(renamed)} these are the names of the database the gold runs on, which differ from\n"
+        "the schema-only dumps the benchmark's authors published.\n"
+    )

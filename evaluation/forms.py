@@ -3,7 +3,7 @@ from __future__ import annotations
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from evaluation.models import LABEL_VALIDATOR, SLUG_VALIDATOR, BenchmarkVersion, Dialect
+from evaluation.models import LABEL_VALIDATOR, SLUG_VALIDATOR, BenchmarkVersion, Dialect, SchemaShown
 from evaluation.sources import MAX_ARCHIVE_BYTES, MAX_DUMP_BYTES, MAX_QUESTIONS_BYTES
 
 
@@ -79,9 +79,17 @@ class ImportArchiveForm(forms.Form):
 class ExcludeQuestionForm(forms.Form):
     excluded = forms.BooleanField(required=False)
     reason = forms.CharField(label=_("Public reason"), max_length=500, required=False)
+    # The staff page to return to (the version's, or a database's schema page).
+    next = forms.CharField(required=False, max_length=300)
 
     def clean(self):
         cleaned = super().clean()
         if cleaned.get("excluded") and not cleaned.get("reason", "").strip():
             self.add_error("reason", _("Say why the question is excluded."))
         return cleaned
+
+
+class SchemaShownForm(forms.Form):
+    shown = forms.ChoiceField(
+        label=_("Schema shown to participants"), choices=SchemaShown.choices, widget=forms.RadioSelect
+    )

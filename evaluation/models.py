@@ -94,6 +94,11 @@ class BenchmarkVersion(models.Model):
         self.save(update_fields=["status", "published_at"])
 
 
+class SchemaShown(models.TextChoices):
+    SCORED = "scored", _("the scored database's schema")
+    AUTHORS = "authors", _("the authors' schema-only dump, as published")
+
+
 class Database(models.Model):
     version = models.ForeignKey(BenchmarkVersion, on_delete=models.CASCADE, related_name="databases")
     slug = models.CharField(max_length=50, validators=[SLUG_VALIDATOR])
@@ -101,8 +106,25 @@ class Database(models.Model):
     description = models.TextField(blank=True)
     source_dialect = models.CharField(max_length=10, choices=Dialect.choices, default=Dialect.MYSQL)
     original_dump = models.TextField(help_text="The dump as given, never shown to participants.")
-    schema_sql = models.TextField(help_text="The schema participants are shown, in the original dialect.")
+    # The scored database's schema in each form (evaluation/schemas.py): what participants see by default.
+    schema_sql = models.TextField(help_text="The scored database's schema, in the original dialect.")
     sqlite_schema = models.TextField(help_text="The same schema as built in SQLite.")
+    schema_shape = models.JSONField(default=list, blank=True, help_text="Its tables, columns, types, keys.")
+    # The authors' schema-only dump as published, when the archive has one, in the same forms.
+    authors_schema_sql = models.TextField(blank=True)
+    authors_sqlite_schema = models.TextField(blank=True)
+    authors_schema_shape = models.JSONField(default=list, blank=True)
+    # How the authors' dump differs from the scored database, and which gold it leaves unanswerable.
+    schema_differences = models.JSONField(default=list, blank=True)
+    authors_schema_gaps = models.JSONField(
+        default=dict, blank=True, help_text="{question id: names its gold uses that the authors' dump lacks}"
+    )
+    schema_shown = models.CharField(
+        _("schema shown to participants"),
+        max_length=10,
+        choices=SchemaShown.choices,
+        default=SchemaShown.SCORED,
+    )
     # Built copies are content-addressed (the file name is its sha256), so versions share them and a
     # copy never changes under a running scorer.
     sqlite_sha256 = models.CharField(max_length=64)
@@ -126,6 +148,27 @@ class Database(models.Model):
     @property
     def sqlite_path(self):
         return settings.DATA_DIR / "databases" / f"{self.sqlite_sha256}.sqlite3"
+
+    @property
+    def shows_authors_schema(self) -> bool:
+        return self.schema_shown == SchemaShown.AUTHORS and bool(self.authors_schema_sql)
+
+    @property
+    def shown_schema_sql(self) -> str:
+        return self.authors_schema_sql if self.shows_authors_schema else self.schema_sql
+
+    @property
+    def shown_sqlite_schema(self) -> str:
+        return self.authors_sqlite_schema if self.shows_authors_schema else self.sqlite_schema
+
+    @property
+    def shown_schema_shape(self) -> list:
+        return self.authors_schema_shape if self.shows_authors_schema else self.schema_shape
+
+    @property
+    def renames_authors_schema(self) -> bool:
+        """Participants see the scored database's names where the authors' dump has others."""
+        return not self.shows_authors_schema and bool(self.schema_differences)
 
 
 class QuestionQuerySet(models.QuerySet):

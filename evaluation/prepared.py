@@ -8,10 +8,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from evaluation.schemas import SchemaForms
 from evaluation.sources import DatabaseSource, QuestionSource
 
 # Findings that make a question unscorable; every other finding is a warning shown to admins.
 INVALIDATING = {"gold_untranspilable", "gold_fails", "gold_fails_on_reference"}
+# The gold uses a table or column the schema shown to participants lacks: staff should exclude it.
+HIDDEN_SCHEMA = "gold_uses_hidden_schema"
 
 
 @dataclass(frozen=True)
@@ -28,12 +31,15 @@ class PreparedDatabase:
     source: DatabaseSource
     sqlite_file: Path
     sqlite_sha256: str
-    schema_sql: str
-    sqlite_schema: str
+    scored_schema: SchemaForms
+    authors_schema: SchemaForms | None
     tables: dict[str, dict]
     # table -> column -> declared type, which transpiling needs to keep MySQL's comparison rules
     column_types: dict[str, dict[str, str]]
     findings: list[Finding] = field(default_factory=list)
+    # How the authors' schema-only dump differs from the scored database, and the gold it cannot answer.
+    schema_differences: list[str] = field(default_factory=list)
+    authors_schema_gaps: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def column_count(self) -> int:
@@ -71,6 +77,12 @@ class PreparedBenchmark:
                     "tables": {name: info["rows"] for name, info in db.tables.items()},
                     "rows": db.row_count,
                     "findings": [f.as_dict() for f in db.findings],
+                    "schema": schema_report(
+                        shown="scored",
+                        has_authors_dump=db.authors_schema is not None,
+                        differences=db.schema_differences,
+                        gaps=db.authors_schema_gaps,
+                    ),
                 }
                 for db in self.databases
             ],
@@ -95,6 +107,7 @@ def report_text(report: dict) -> str:
         tables = ", ".join(f"{name} {rows}" for name, rows in db["tables"].items())
         lines.append(f"{db['slug']}: {len(db['tables'])} tables, {db['rows']} rows ({tables})")
         lines.extend(f"  ! {f['code']}: {f['message']}" for f in db["findings"])
+        lines.extend(f"  {line}" for line in schema_report_lines(db["schema"]))
     by_hardness = ", ".join(f"{level} {n}" for level, n in sorted(questions["by_hardness"].items()))
     lines.append(f"questions: {questions['total']}, valid {questions['valid']} ({by_hardness})")
     if not report["reference_checked"]:
@@ -102,3 +115,29 @@ def report_text(report: dict) -> str:
     for public_id, findings in questions["findings"].items():
         lines.extend(f"  {public_id}: {f['code']}: {f['message']}" for f in findings)
     return "\n".join(lines)
+
+
+def schema_report(*, shown: str, has_authors_dump: bool, differences: list[str], gaps: dict) -> dict:
+    """Which schema participants see of a database, and what the other choice would change."""
+    return {
+        "shown": shown,
+        "authors_dump": has_authors_dump,
+        "differences": differences,
+        "authors_schema_gaps": gaps,
+    }
+
+
+def schema_report_lines(schema: dict) -> list[str]:
+    shown = "the authors' schema-only dump" if schema["shown"] == "authors" else "the scored database's"
+    lines = [f"schema shown to participants: {shown}"]
+    if not schema["authors_dump"]:
+        return lines
+    if not schema["differences"]:
+        return [*lines, "the authors' schema-only dump agrees with the scored database"]
+    lines.append(f"the authors' schema-only dump differs in {len(schema['differences'])} ways:")
+    lines.extend(f"  {difference}" for difference in schema["differences"])
+    gaps = schema["authors_schema_gaps"]
+    verb = "leaves" if schema["shown"] == "authors" else "would leave"
+    lines.append(f"the authors' dump {verb} {len(gaps)} questions unanswerable:")
+    lines.extend(f"  {public_id}: lacks {', '.join(names)}" for public_id, names in gaps.items())
+    return lines

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from django.db.models import Count, Q
 from django.http import Http404
 
-from evaluation.models import BenchmarkVersion, Database, Hardness, Question
+from evaluation.models import BenchmarkVersion, Database, Hardness, Question, SchemaShown
 
 
 def visible_versions(*, user) -> list[BenchmarkVersion]:
@@ -57,8 +57,9 @@ def question_ids_by_database(*, version: BenchmarkVersion) -> dict[str, list[str
 
 
 def changelog_versions() -> list[BenchmarkVersion]:
-    """Published versions, newest first, with their counts: what changed, never what is inside."""
-    return list(
+    """Published versions, newest first, with their counts, the questions left out and why, and the
+    databases shown with names other than the authors' schema-only dumps: never what is inside."""
+    versions = list(
         BenchmarkVersion.objects.published()
         .select_related("derived_from")
         .annotate(
@@ -68,6 +69,38 @@ def changelog_versions() -> list[BenchmarkVersion]:
         )
         .order_by("-published_at")
     )
+    renamed = renamed_schemas(versions=versions)
+    exclusions = excluded_questions(versions=versions)
+    for version in versions:
+        version.renamed_schemas = renamed.get(version.pk, [])
+        version.exclusions = exclusions.get(version.pk, [])
+    return versions
+
+
+def renamed_schemas(*, versions: list[BenchmarkVersion]) -> dict[int, list[str]]:
+    """Per version, the databases whose schema shown (the scored database's) differs from the authors'
+    schema-only dump, by slug."""
+    found: dict[int, list[str]] = {}
+    databases = (
+        Database.objects.filter(version__in=versions, schema_shown=SchemaShown.SCORED)
+        .exclude(schema_differences=[])
+        .order_by("slug")
+        .values_list("version_id", "slug")
+    )
+    for version_id, slug in databases:
+        found.setdefault(version_id, []).append(slug)
+    return found
+
+
+def excluded_questions(*, versions: list[BenchmarkVersion]) -> dict[int, list[Question]]:
+    """Per version, the questions staff excluded, with their public reason."""
+    found: dict[int, list[Question]] = {}
+    questions = Question.objects.filter(version__in=versions, status=Question.Status.EXCLUDED).only(
+        "version_id", "public_id", "status_reason"
+    )
+    for question in questions.order_by("database__slug", "position"):
+        found.setdefault(question.version_id, []).append(question)
+    return found
 
 
 @dataclass(frozen=True)

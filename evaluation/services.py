@@ -16,8 +16,16 @@ from django.db import transaction
 from django.utils import timezone
 
 from evaluation.gold import encrypt_gold, rotate_gold
-from evaluation.models import BenchmarkVersion, Database, Question, ValidationReport
-from evaluation.prepared import PreparedBenchmark, report_text
+from evaluation.models import BenchmarkVersion, Database, Question, SchemaShown, ValidationReport
+from evaluation.prepared import (
+    HIDDEN_SCHEMA,
+    Finding,
+    PreparedBenchmark,
+    report_text,
+    schema_report,
+    schema_report_lines,
+)
+from evaluation.scoring import schema_shape
 from evaluation.sources import (
     BenchmarkSource,
     DatabaseSource,
@@ -157,6 +165,51 @@ def question_set_excluded(*, question: Question, excluded: bool, reason: str = "
     return question
 
 
+def database_schema_choose(*, database: Database, shown: str) -> ValidationReport:
+    """Show participants the scored database's schema or the authors' dump, in a draft version.
+
+    The questions whose gold uses names the schema shown lacks are marked (`gold_uses_hidden_schema`),
+    for staff to exclude with a public reason; a validation report records the choice.
+    """
+    if database.version.is_published:
+        raise VersionStateError("a published version's schemas are frozen; make a new draft version")
+    if shown == SchemaShown.AUTHORS and not database.authors_schema_sql:
+        raise VersionStateError(f"{database.slug} has no schema-only dump of its authors to show")
+    gaps = database.authors_schema_gaps if shown == SchemaShown.AUTHORS else {}
+    with transaction.atomic():
+        database.schema_shown = shown
+        database.save(update_fields=["schema_shown"])
+        for question in database.questions.select_for_update():
+            problems = [p for p in question.problems if p["code"] != HIDDEN_SCHEMA]
+            if question.public_id in gaps:
+                lacking = ", ".join(gaps[question.public_id])
+                problems.append(
+                    Finding(HIDDEN_SCHEMA, f"uses what the participants' schema lacks: {lacking}").as_dict()
+                )
+            if problems != question.problems:
+                question.problems = problems
+                question.save(update_fields=["problems"])
+        data = {
+            "databases": [
+                {
+                    "slug": database.slug,
+                    "schema": schema_report(
+                        shown=shown,
+                        has_authors_dump=bool(database.authors_schema_sql),
+                        differences=database.schema_differences,
+                        gaps=database.authors_schema_gaps,
+                    ),
+                }
+            ]
+        }
+        return ValidationReport.objects.create(
+            version=database.version,
+            title=f"Schema shown for {database.slug}: {database.get_schema_shown_display()}",
+            data=data,
+            text="\n".join(schema_report_lines(data["databases"][0]["schema"])),
+        )
+
+
 def gold_key_rotate() -> int:
     """Re-encrypt all stored gold with the first key of TERMITE_GOLD_KEY; returns how many questions."""
     count = 0
@@ -207,8 +260,14 @@ def _store(version: BenchmarkVersion, prepared: PreparedBenchmark) -> None:
             description=db.source.description,
             source_dialect=db.source.dialect,
             original_dump=db.source.dump,
-            schema_sql=db.schema_sql,
-            sqlite_schema=db.sqlite_schema,
+            schema_sql=db.scored_schema.text,
+            sqlite_schema=db.scored_schema.sqlite,
+            schema_shape=schema_shape.to_json(db.scored_schema.shape),
+            authors_schema_sql=db.authors_schema.text if db.authors_schema else "",
+            authors_sqlite_schema=db.authors_schema.sqlite if db.authors_schema else "",
+            authors_schema_shape=schema_shape.to_json(db.authors_schema.shape) if db.authors_schema else [],
+            schema_differences=db.schema_differences,
+            authors_schema_gaps=db.authors_schema_gaps,
             sqlite_sha256=db.sqlite_sha256,
             table_count=len(db.tables),
             column_count=db.column_count,

@@ -9,6 +9,11 @@ urlpatterns = [
     path("import/", staff_views.import_archive, name="import_archive"),
     path("versions/<str:label>/", staff_views.version, name="version"),
     path("versions/<str:label>/databases/new/", staff_views.database_add, name="database_add"),
+    path(
+        "versions/<str:label>/databases/<slug:slug>/schema/",
+        staff_views.database_schema,
+        name="database_schema",
+    ),
     path("versions/<str:label>/publish/", staff_views.publish, name="publish"),
     path("versions/<str:label>/feedback/", staff_views.version_feedback, name="version_feedback"),
     path("questions/<int:pk>/exclusion/", staff_views.question_exclusion, name="question_exclusion"),

@@ -10,12 +10,19 @@ from django.conf import settings
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from evaluation import services
-from evaluation.forms import AddDatabaseForm, DraftVersionForm, ExcludeQuestionForm, ImportArchiveForm
-from evaluation.models import BenchmarkVersion, Question, ValidationReport
+from evaluation.forms import (
+    AddDatabaseForm,
+    DraftVersionForm,
+    ExcludeQuestionForm,
+    ImportArchiveForm,
+    SchemaShownForm,
+)
+from evaluation.models import BenchmarkVersion, Database, Question, ValidationReport
 from evaluation.selectors import database_summaries
 from evaluation.sources import SourceError, database_source_from_files
 from termite_site.decorators import staff_required
@@ -182,4 +189,33 @@ def question_exclusion(request: HttpRequest, pk: int) -> HttpResponse:
             )
         except services.VersionStateError as error:
             messages.error(request, str(error))
+    back = request.POST.get("next", "")
+    if url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}, require_https=False):
+        return redirect(back)
     return redirect("staff:version", label=question.version.label)
+
+
+@staff_required
+def database_schema(request: HttpRequest, label: str, slug: str) -> HttpResponse:
+    """Which schema participants see of one database: the choice, every difference, the gold it affects."""
+    database = get_object_or_404(Database.objects.select_related("version"), version__label=label, slug=slug)
+    form = SchemaShownForm(request.POST or None, initial={"shown": database.schema_shown})
+    if request.method == "POST" and form.is_valid():
+        try:
+            report = services.database_schema_choose(database=database, shown=form.cleaned_data["shown"])
+        except services.VersionStateError as error:
+            messages.error(request, str(error))
+        else:
+            messages.success(request, report.title)
+        return redirect("staff:database_schema", label=label, slug=slug)
+    gaps = database.authors_schema_gaps
+    affected = database.questions.filter(public_id__in=gaps).order_by("position")
+    context = {
+        "version": database.version,
+        "database": database,
+        "form": form,
+        "affected": [(question, gaps[question.public_id]) for question in affected],
+    }
+    return render(
+        request, "evaluation/staff/database_schema.html", context, status=400 if form.errors else 200
+    )

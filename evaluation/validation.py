@@ -13,11 +13,14 @@ from pathlib import Path
 import sqlglot
 from sqlglot import exp
 
-from evaluation.prepared import Finding, PreparedBenchmark, PreparedDatabase, PreparedQuestion
+from evaluation.prepared import HIDDEN_SCHEMA, Finding, PreparedBenchmark, PreparedDatabase, PreparedQuestion
 from evaluation.reference_check import check_against_reference
+from evaluation.schemas import authors_schema, scored_schema
 from evaluation.scoring import dialect, hardness, mysql_dump
 from evaluation.scoring.compare import order_key_query, results_match, split_order_keys
 from evaluation.scoring.sandbox import Limits, Sandbox
+from evaluation.scoring.schema_shape import column_names, differences
+from evaluation.scoring.statements import TranspileError
 from evaluation.sources import BenchmarkSource, DatabaseSource, QuestionSource, SourceError
 
 # Gold is trusted more than predictions, but it is still run in the sandbox, with room to spare.
@@ -56,19 +59,26 @@ def _build(source: DatabaseSource, workdir: Path) -> PreparedDatabase:
         built = mysql_dump.build_sqlite(source.dump, target, source=source.dialect)
     except mysql_dump.DumpError as error:
         raise SourceError(f"database {source.slug}: {error}") from None
-    schema_sql = source.schema_dump or mysql_dump.schema_sql(source.dump)
-    return PreparedDatabase(
+    database = PreparedDatabase(
         source=source,
         sqlite_file=target,
         sqlite_sha256=hashlib.sha256(target.read_bytes()).hexdigest(),
-        schema_sql=schema_sql,
-        sqlite_schema=mysql_dump.sqlite_schema(target),
+        scored_schema=scored_schema(source, target),
+        authors_schema=authors_schema(source),
         column_types=built.schema,
         tables={
             name: {"columns": [column.name for column in info.columns], "rows": info.row_count}
             for name, info in built.tables.items()
         },
     )
+    if source.schema_dump and database.authors_schema is None:
+        database.findings.append(
+            Finding(
+                "authors_schema_unbuildable",
+                "the authors' schema-only dump cannot be built; it is not offered",
+            )
+        )
+    return database
 
 
 def _transpile(source: QuestionSource, database: PreparedDatabase) -> PreparedQuestion:
@@ -164,43 +174,40 @@ def _order_dependence(gold_sqlite: str, database: PreparedDatabase, sandbox: San
 
 
 def _check_schema_shown(database: PreparedDatabase, questions: list[PreparedQuestion]) -> None:
-    """Gold that uses tables or columns the participants' schema does not show cannot be fairly predicted."""
-    if database.source.schema_dump is None:
+    """Every name a gold query uses must be in the schema participants see (the scored database's, by
+    default); the authors' schema-only dump is compared with it, and the gold it leaves unanswerable noted."""
+    shown = column_names(database.scored_schema.shape)
+    for question in questions:
+        if not question.is_valid:
+            continue  # gold that does not run is reported as such
+        missing = _missing_names(question, shown, database.source.dialect)
+        if missing:
+            question.findings.append(
+                Finding(HIDDEN_SCHEMA, f"uses what the participants' schema lacks: {', '.join(missing)}")
+            )
+    if database.authors_schema is None:
         return
-    shown = mysql_dump.schema_columns(database.source.schema_dump, source=database.source.dialect)
-    built = mysql_dump.schema_columns(database.source.dump, source=database.source.dialect)
-    only_built, only_shown = _column_differences(built, shown), _column_differences(shown, built)
-    if only_built or only_shown:
+    database.schema_differences = differences(database.authors_schema.shape, database.scored_schema.shape)
+    if database.schema_differences:
         database.findings.append(
             Finding(
                 "schema_mismatch",
-                "the schema shown to participants differs from the dump the gold runs on: "
-                f"only in the dump: {', '.join(only_built) or 'none'}; "
-                f"only in the participants' schema: {', '.join(only_shown) or 'none'}",
+                f"the authors' schema-only dump differs from the dump the gold runs on in "
+                f"{len(database.schema_differences)} ways; participants see the scored database's schema",
             )
         )
+    authors = column_names(database.authors_schema.shape)
     for question in questions:
-        missing = mysql_dump.missing_identifiers(
-            question.source.gold_sql, shown, source=database.source.dialect
-        )
+        missing = _missing_names(question, authors, database.source.dialect)
         if missing:
-            question.findings.append(
-                Finding(
-                    "gold_uses_hidden_schema",
-                    f"uses what the participants' schema lacks: {', '.join(missing)}",
-                )
-            )
+            database.authors_schema_gaps[question.source.public_id] = missing
 
 
-def _column_differences(a: dict[str, set[str]], b: dict[str, set[str]]) -> list[str]:
-    """`table.column` names in `a` but not in `b`; MySQL compares column names without case."""
-    lowered = {table.lower(): {column.lower() for column in columns} for table, columns in b.items()}
-    return sorted(
-        f"{table}.{column}"
-        for table, columns in a.items()
-        for column in columns
-        if column.lower() not in lowered.get(table.lower(), set())
-    )
+def _missing_names(question: PreparedQuestion, shown: dict[str, set[str]], dialect: str) -> list[str]:
+    try:
+        return mysql_dump.missing_identifiers(question.source.gold_sql, shown, source=dialect)
+    except TranspileError:
+        return []  # gold that cannot be read is reported as such (gold_unparsable, gold_untranspilable)
 
 
 def _check_duplicates(questions: list[PreparedQuestion]) -> None:

@@ -39,7 +39,7 @@ from evaluation.scoring.functions import (
 )
 from evaluation.scoring.resolver import ColumnResolver, scope_sources
 from evaluation.scoring.sqltypes import SqlType, type_of_declared
-from evaluation.scoring.statements import Statement, parse_one, split_statements
+from evaluation.scoring.statements import Statement, parse_one, split_statements, statement_spans
 
 
 class DumpError(ValueError):
@@ -104,7 +104,6 @@ _SKIPPED_MYSQL = re.compile(
 )
 # The caller owns the transaction of the build.
 _SKIPPED_SQLITE = re.compile(r"(BEGIN|COMMIT|END|ROLLBACK)\b", re.IGNORECASE)
-_CREATE_TABLE = re.compile(r"CREATE\s+(TEMPORARY\s+)?TABLE\b", re.IGNORECASE)
 
 
 def build_sqlite(dump_sql: str, target: Path, *, source: str = "mysql") -> BuildReport:
@@ -623,10 +622,31 @@ def _exact(value: object, scale: int, column: _Column) -> int | float:
 # --- Schemas ------------------------------------------------------------------------------------------------
 
 
-def schema_sql(dump_sql: str, *, source: str = "mysql") -> str:
-    """The CREATE TABLE statements of a dump as written (no data): the schema shown to participants."""
-    statements = [s.text for s in split_statements(dump_sql, source=source) if _CREATE_TABLE.match(s.text)]
-    return "".join(f"{text};\n\n" for text in statements).rstrip("\n") + ("\n" if statements else "")
+# Statements that hold or guard data: a dump without them builds the same tables, empty.
+_DATA_STATEMENT = re.compile(r"(INSERT|REPLACE|LOCK\s+TABLES?|UNLOCK\s+TABLES?)\b", re.IGNORECASE)
+_TERMINATOR = re.compile(r"\s*;")
+
+
+def schema_text(dump_sql: str, *, source: str = "mysql") -> str:
+    """The dump as its authors wrote it, without its data: the schema shown to participants.
+
+    Each data statement is cut together with what lies between it and the statement before (mysqldump's
+    "Dumping data for table" comments and its /*!40000 ... KEYS */ guards); every other statement keeps
+    its text, its comments and its place, so what is left builds the same tables as the dump, empty.
+    """
+    kept = []
+    copied_to = 0  # the text before this position is either kept already or cut
+    previous_end = 0  # just past the terminator of the statement before
+    for start, end in statement_spans(dump_sql, source=source):
+        terminator = _TERMINATOR.match(dump_sql, end)
+        statement_end = terminator.end() if terminator else end
+        if _DATA_STATEMENT.match(dump_sql, start):
+            kept.append(dump_sql[copied_to:previous_end])
+            copied_to = statement_end
+        previous_end = statement_end
+    kept.append(dump_sql[copied_to:])
+    text = "".join(kept).strip()
+    return f"{text}\n" if text else ""
 
 
 def sqlite_schema(path: Path) -> str:
@@ -636,30 +656,6 @@ def sqlite_schema(path: Path) -> str:
             "SELECT sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY rowid"
         ).fetchall()
     return "".join(f"{sql};\n\n" for (sql,) in rows).rstrip("\n") + ("\n" if rows else "")
-
-
-def schema_columns(dump_sql: str, source: str = "mysql") -> dict[str, set[str]]:
-    """Table -> column names of the tables a dump creates (and columns ALTER TABLE adds).
-
-    With `missing_identifiers`, this tells whether a gold query uses names the schema lacks.
-    """
-    columns: dict[str, set[str]] = {}
-    for statement in split_statements(dump_sql, source=source):
-        if not re.match(r"(CREATE|ALTER)\s", statement.text, re.IGNORECASE) or _SKIPPED_MYSQL.match(
-            statement.text
-        ):
-            continue
-        try:
-            node = sqlglot.parse_one(statement.text, read=source)
-        except SqlglotError as error:
-            raise DumpError(statement, f"cannot parse it: {str(error).splitlines()[0]}") from None
-        if isinstance(node, exp.Create) and isinstance(node.this, exp.Schema):
-            definitions = node.this.expressions
-            columns[node.this.this.name] = {d.name for d in definitions if isinstance(d, exp.ColumnDef)}
-        elif isinstance(node, exp.Alter) and node.this.name in columns:
-            added = [a for a in node.args.get("actions") or [] if isinstance(a, exp.ColumnDef)]
-            columns[node.this.name].update(a.name for a in added)
-    return columns
 
 
 def missing_identifiers(

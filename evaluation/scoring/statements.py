@@ -47,6 +47,19 @@ def split_statements(sql: str, *, source: str = "mysql") -> list[Statement]:
     blank; SQLite has none of that. An unterminated string or comment runs to the end of the text, so the
     parser of the last statement reports it. Statements holding only comments are dropped.
     """
+    statements = []
+    line = 1
+    counted = 0  # line is the line of this position
+    for number, (begin, finish) in enumerate(statement_spans(sql, source=source), start=1):
+        line += sql.count("\n", counted, begin)
+        counted = begin
+        statements.append(Statement(number, line, sql[begin:finish]))
+    return statements
+
+
+def statement_spans(sql: str, *, source: str = "mysql") -> list[tuple[int, int]]:
+    """Where each statement of `split_statements` lies in `sql`: (start, end), blanks and comments around
+    it and its semicolon excluded."""
     spans: list[tuple[int, int]] = []
     start = end = -1
     # One regular expression does the scanning: a query without strings or comments is a single token.
@@ -67,14 +80,7 @@ def split_statements(sql: str, *, source: str = "mysql") -> list[Statement]:
                 end = token.start() + len(stripped.rstrip()) + len(code) - len(stripped)
     if start >= 0:
         spans.append((start, end))
-    statements = []
-    line = 1
-    counted = 0  # line is the line of this position
-    for number, (begin, finish) in enumerate(spans, start=1):
-        line += sql.count("\n", counted, begin)
-        counted = begin
-        statements.append(Statement(number, line, sql[begin:finish]))
-    return statements
+    return spans
 
 
 def _tokens(*, mysql: bool) -> re.Pattern[str]:

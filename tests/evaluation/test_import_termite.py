@@ -5,13 +5,19 @@ Assertions name question ids and counts only: the benchmark's content must never
 
 from __future__ import annotations
 
+import io
+import json
+import zipfile
 from collections import Counter
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.urls import reverse
 
-from evaluation.models import BenchmarkVersion, Database, Question, ValidationReport
-from evaluation.services import databases_dir
+from evaluation.models import BenchmarkVersion, Database, Question, SchemaShown, ValidationReport
+from evaluation.scoring.mysql_dump import missing_identifiers
+from evaluation.scoring.schema_shape import column_names, differences, from_json, read_shape, shape_of_ddl
+from evaluation.services import databases_dir, version_create_draft
 from tests.evaluation.gold_leaks import assert_no_gold, gold_texts
 from tests.services import TERMITE_PASSWORD, TERMITE_QUESTIONS_PER_DATABASE
 
@@ -53,7 +59,7 @@ def test_the_archive_imports_ten_databases_and_202_questions(termite_archive, wi
     assert_no_gold(output, gold_texts(), where="import output")
 
 
-def test_the_report_names_the_schema_shown_to_participants_that_the_gold_does_not_match(
+def test_participants_see_the_schema_the_gold_runs_on_and_the_report_names_the_authors_differences(
     termite_archive, without_reference
 ):
     import_archive(termite_archive)
@@ -64,12 +70,73 @@ def test_the_report_names_the_schema_shown_to_participants_that_the_gold_does_no
     ]
     # The authors' notes mention one such database; measured here, two have renamed columns.
     assert sorted(mismatched) == ["bowling", "voli"]
+    assert all(db.schema_shown == SchemaShown.SCORED for db in Database.objects.all())
     hidden = [
         q.public_id
         for q in Question.objects.all()
         if any(p["code"] == "gold_uses_hidden_schema" for p in q.problems)
     ]
-    assert hidden and all(qid.split("-")[0] in mismatched for qid in hidden)
+    assert hidden == []
+    gaps = {db.slug: len(db.authors_schema_gaps) for db in Database.objects.all() if db.authors_schema_gaps}
+    assert set(gaps) == {"bowling", "voli"} and sum(gaps.values()) == 25
+    report = ValidationReport.objects.get()
+    assert report.text.count("schema shown to participants: the scored database's") == 10
+    assert report.text.count("the authors' dump would leave") == 2
+
+
+def test_every_schema_form_in_the_bundle_agrees_and_names_what_every_gold_query_uses(
+    client, owner, termite_archive, without_reference
+):
+    import_archive(termite_archive, "--version", "1.0")
+    version = BenchmarkVersion.objects.get(label="1.0")
+    client.force_login(owner)
+    response = client.get(reverse("evaluation:task_bundle", args=["1.0"]))
+    with zipfile.ZipFile(io.BytesIO(response.content)) as archive:
+        files = {name: archive.read(name).decode() for name in archive.namelist()}
+    spider = {entry["db_id"]: entry for entry in json.loads(files["tables.json"])}
+    disagreeing, unnamed = [], {}
+    for database in version.databases.all():
+        mysql = shape_of_ddl(files[f"schemas/mysql/{database.slug}.sql"])
+        sqlite = shape_of_ddl(files[f"schemas/sqlite/{database.slug}.sql"], source="sqlite")
+        columns = [[t.name, c.name] for t in mysql for c in t.columns]
+        named = [
+            [spider[database.slug]["table_names_original"][table], name]
+            for table, name in spider[database.slug]["column_names_original"][1:]
+        ]
+        if not (mysql == sqlite == read_shape(database.sqlite_path)) or columns != named:
+            disagreeing.append(database.slug)
+        for question in database.questions.scored():
+            for shape in (mysql, sqlite):
+                missing = missing_identifiers(question.decrypt_gold(), column_names(shape))
+                if missing:
+                    unnamed[question.public_id] = missing
+    assert disagreeing == []
+    assert unnamed == {}
+
+
+def test_staff_may_show_the_authors_dump_of_bowling_and_its_questions_are_marked(
+    client, staff, termite_archive, without_reference
+):
+    import_archive(termite_archive, "--version", "1.0")
+    draft = version_create_draft(
+        label="1.1", name="Termite", derived_from=BenchmarkVersion.objects.get(label="1.0")
+    )
+    bowling = draft.databases.get(slug="bowling")
+    client.force_login(staff)
+    page = reverse("staff:database_schema", args=["1.1", "bowling"])
+    assert client.post(page, {"shown": "authors"}).status_code == 302
+    marked = {
+        q.public_id
+        for q in bowling.questions.all()
+        if "gold_uses_hidden_schema" in {p["code"] for p in q.problems}
+    }
+    assert marked == set(bowling.authors_schema_gaps) and marked
+    response = client.get(reverse("evaluation:task_bundle", args=["1.1"]))
+    with zipfile.ZipFile(io.BytesIO(response.content)) as archive:
+        shown = shape_of_ddl(archive.read("schemas/sqlite/bowling.sql").decode(), source="sqlite")
+    bowling.refresh_from_db()
+    assert shown == from_json(bowling.authors_schema_shape)
+    assert differences(shown, read_shape(bowling.sqlite_path)) == bowling.schema_differences
 
 
 def test_importing_the_same_archive_again_changes_nothing(termite_archive, without_reference):

@@ -13,8 +13,7 @@ from evaluation.scoring.mysql_dump import (
     DumpError,
     build_sqlite,
     missing_identifiers,
-    schema_columns,
-    schema_sql,
+    schema_text,
     sqlite_schema,
 )
 
@@ -309,12 +308,25 @@ def test_a_failed_build_leaves_the_previous_file_and_no_temporary_file(tmp_path:
 # --- Schemas ---
 
 
-def test_schema_sql_is_the_create_table_statements_as_written() -> None:
-    shown = schema_sql(DUMP)
-    assert shown.startswith("CREATE TABLE `clienti` (\n  `id` int(10) UNSIGNED")
-    assert shown.count("CREATE TABLE") == 3
-    assert "INSERT" not in shown and "ALTER" not in shown and "DATABASE" not in shown
-    assert shown.endswith(") ENGINE=InnoDB;\n")
+def test_schema_text_is_the_dump_as_written_without_its_data() -> None:
+    shown = schema_text(DUMP)
+    assert shown.startswith("-- Bottega di prova; un commento con punto e virgola\n")
+    assert shown.count("CREATE TABLE") == 3 and "ALTER TABLE clienti AUTO_INCREMENT=500;" in shown
+    assert "INSERT" not in shown and "Gilda" not in shown
+    assert shown.endswith("ALTER TABLE clienti AUTO_INCREMENT=500;\n")
+
+
+def test_schema_text_cuts_the_comments_and_guards_of_mysqldump_data_sections() -> None:
+    dump = (
+        "CREATE TABLE t (a INT);\n\n--\n-- Dumping data for table `t`\n--\n\nLOCK TABLES `t` WRITE;\n"
+        "/*!40000 ALTER TABLE `t` DISABLE KEYS */;\nINSERT INTO `t` VALUES (1);\n"
+        "/*!40000 ALTER TABLE `t` ENABLE KEYS */;\nUNLOCK TABLES;\n\n"
+        "-- a key added by hand\nALTER TABLE t ADD UNIQUE KEY (a);\n"
+    )
+    assert (
+        schema_text(dump)
+        == "CREATE TABLE t (a INT);\n\n-- a key added by hand\nALTER TABLE t ADD UNIQUE KEY (a);\n"
+    )
 
 
 def test_sqlite_schema_is_what_sqlite_built(tmp_path: Path) -> None:
@@ -323,16 +335,6 @@ def test_sqlite_schema_is_what_sqlite_built(tmp_path: Path) -> None:
     assert schema.count("CREATE TABLE") == 3
     assert '"nominativo" VARCHAR(40) COLLATE utf8mb3_general_ci NOT NULL' in schema
     assert "ENGINE" not in schema and "sqlite_sequence" not in schema
-
-
-def test_schema_columns_reads_create_table_and_added_columns() -> None:
-    dump = DUMP + "ALTER TABLE ordini ADD COLUMN nota TEXT;"
-    assert schema_columns(dump) == {
-        "clienti": {"id", "nominativo", "tessera", "categoria", "canali", "vip", "nato"},
-        "articoli": {"numero", "nominativo", "listino", "peso", "scorte"},
-        "ordini": {"id_cliente", "articolo", "giorno", "ora", "spedito", "nota"},
-    }
-    assert schema_columns("CREATE TABLE t (a TEXT, [b c] INT);", source="sqlite") == {"t": {"a", "b c"}}
 
 
 # --- Names a query uses that a schema lacks ---
