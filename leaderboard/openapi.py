@@ -5,7 +5,18 @@ from __future__ import annotations
 import inspect
 import types
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal, Union, get_args, get_origin, get_type_hints, is_typeddict
+from typing import (
+    Annotated,
+    Any,
+    Literal,
+    NotRequired,
+    Required,
+    Union,
+    get_args,
+    get_origin,
+    get_type_hints,
+    is_typeddict,
+)
 
 from evaluation.scoring.scores_json import Schema, VisibleScoresJSON
 from evaluation.scoring.vocabulary import DIALECTS, STATIC_OUTCOMES
@@ -17,13 +28,15 @@ _JSON_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean", 
 
 
 def json_schema(annotation: Any, *, refs: Mapping[type, str] | None = None) -> dict:
-    """The JSON Schema of a type, for the types the JSON objects here are annotated with: a TypedDict (every
-    key required; its docstring, if any, the description), str, int, float, bool, None, X | Y, list[X],
+    """The JSON Schema of a type, for the types the JSON objects here are annotated with: a TypedDict (its
+    keys required but those marked NotRequired; its docstring, if any, the description), str, int, float, bool, None, X | Y, list[X],
     dict[str, X] (an object with any keys), dict[Literal[...], X] (an object with these keys), a Literal of
     strings, and Annotated[X, Schema(...)], whose keywords are added. A TypedDict named in `refs` is
     referred to as that component instead of written out."""
     refs = refs or {}
     origin, args = get_origin(annotation), get_args(annotation)
+    if origin in (NotRequired, Required):  # whether a key is required is the TypedDict's to say
+        return json_schema(args[0], refs=refs)
     if origin is Annotated:
         schema = json_schema(args[0], refs=refs)
         for metadata in args[1:]:

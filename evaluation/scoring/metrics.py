@@ -1,5 +1,6 @@
-"""Aggregate scores: EA and EA-strict overall, per database and per hardness level, outcome counts, and a
-bootstrap confidence interval for overall EA. Excluded questions leave every denominator and are counted.
+"""Aggregate scores: EA, EA-strict and TS-EA overall, per database and per hardness level, outcome counts,
+and bootstrap confidence intervals for overall EA and TS-EA. Excluded questions leave every denominator and
+are counted.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ class Graded:
     outcome: str
     ea: bool
     ea_strict: bool
+    ts: bool = False  # EA on the original database and on every database of the question's test suite
+    has_suite: bool = False
 
 
 @dataclass(frozen=True)
@@ -35,9 +38,10 @@ class Accuracy:
     ea: float
     ea_strict: float
     n: int
+    ts_ea: float = 0.0
 
     def as_dict(self) -> AccuracyJSON:
-        return {"ea": self.ea, "ea_strict": self.ea_strict, "n": self.n}
+        return {"ea": self.ea, "ea_strict": self.ea_strict, "ts_ea": self.ts_ea, "n": self.n}
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,8 @@ class Metrics:
     per_database: dict[str, Accuracy]
     per_hardness: dict[str, Accuracy]
     outcomes: dict[Outcome, int]
+    ts_ea_ci95: tuple[float, float] = (0.0, 0.0)
+    ts_questions: int = 0
 
 
 def summarise(graded: Sequence[Graded]) -> Metrics:
@@ -64,11 +70,13 @@ def summarise(graded: Sequence[Graded]) -> Metrics:
         per_database=_accuracy_by(scored, lambda g: g.db_id, sorted({g.db_id for g in scored})),
         per_hardness=_accuracy_by(scored, lambda g: g.hardness, hardness_levels),
         outcomes={outcome: counts[outcome] for outcome in OUTCOMES},
+        ts_ea_ci95=bootstrap_ci([g.ts for g in scored]),
+        ts_questions=sum(g.has_suite for g in scored),
     )
 
 
 def accuracy(graded: Sequence[Graded]) -> Accuracy:
-    """EA and EA-strict as fractions of `graded`; 0.0 when there is nothing to score."""
+    """EA, EA-strict and TS-EA as fractions of `graded`; 0.0 when there is nothing to score."""
     n = len(graded)
     if n == 0:
         return Accuracy(ea=0.0, ea_strict=0.0, n=0)
@@ -76,6 +84,7 @@ def accuracy(graded: Sequence[Graded]) -> Accuracy:
         ea=sum(g.ea for g in graded) / n,
         ea_strict=sum(g.ea_strict for g in graded) / n,
         n=n,
+        ts_ea=sum(g.ts for g in graded) / n,
     )
 
 

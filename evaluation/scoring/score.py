@@ -28,12 +28,14 @@ from evaluation.scoring.sandbox_child import MAX_ERROR_CHARS
 from evaluation.scoring.scores_json import ScoresJSON
 from evaluation.scoring.vocabulary import EXCLUDED
 
+# 1.3.0: test-suite EA (TS-EA): a prediction right on the original database must be right on every
+# neighbour database of its question's suite too. EA and EA-strict are as in 1.2.0.
 # 1.2.0: a prediction must be written in its dialect: what MySQL 8.0 (or SQLite) refuses, such as `==`,
 # `ILIKE`, `NULLS FIRST` or SQLite's functions in a MySQL prediction, is a syntax_error before transpiling
 # (conformance.py); a SQLite prediction may not call the MySQL helpers the sandbox installs.
 # 1.1.0: result caps (20,000 rows, 8 MB; 256 MB a submission), static outcomes marked, predictions the
 # reader chokes on scored alone. EA of every ordinary prediction is as in 1.0.0.
-SCORER_VERSION = "1.2.0"
+SCORER_VERSION = "1.3.0"
 
 
 def scored_by_older_scorer(scorer_version: str) -> bool:
@@ -52,6 +54,9 @@ class GoldQuestion:
     hardness: str
     sql_sqlite: str  # already transpiled to SQLite
     valid: bool = True
+    # The question's test suite: keys of `database_paths` naming neighbour databases of `db_id` on which
+    # the gold is checked to be right; TS-EA needs the prediction right on each of them too.
+    suite: tuple[str, ...] = ()
 
 
 class QuestionScore(NamedTuple):
@@ -63,6 +68,8 @@ class QuestionScore(NamedTuple):
     # Decided by a check of the prediction's text alone, before anything ran on the data: what a
     # participant may be told per question (leaderboard/feedback.py).
     static: bool = False
+    # Test-suite EA: EA on the original database and on every database of the question's suite.
+    ts: bool = False
 
 
 @dataclass(frozen=True)
@@ -76,6 +83,8 @@ class GoldResult:
 
 # (sha256 of the database file, question id, sha256 of the gold SQL) -> the gold result
 GoldCache = MutableMapping[tuple[str, str, str], GoldResult]
+# (question id, key of the database in `database_paths`) -> the gold result there, None where it failed
+GoldResults = dict[tuple[str, str], GoldResult | None]
 
 
 @dataclass(frozen=True)
@@ -94,6 +103,9 @@ class ScoreReport:
                 "ea": metrics.overall.ea,
                 "ea_strict": metrics.overall.ea_strict,
                 "ea_ci95": list(metrics.ea_ci95),
+                "ts_ea": metrics.overall.ts_ea,
+                "ts_ea_ci95": list(metrics.ts_ea_ci95),
+                "ts_questions": metrics.ts_questions,
                 "n": metrics.overall.n,
                 "excluded": metrics.excluded,
             },
@@ -119,16 +131,16 @@ def score_predictions(
     question ids are ignored. `gold_cache`, kept by the caller between submissions, saves running the gold
     queries again. `benchmark_version` becomes the report's "version".
     """
-    missing = sorted({q.db_id for q in questions if q.valid} - set(database_paths))
+    valid = [q for q in questions if q.valid]
+    missing = sorted({key for q in valid for key in (q.db_id, *q.suite)} - set(database_paths))
     if missing:
         raise ValueError(f"no database file for: {', '.join(missing)}")
-    valid = [q for q in questions if q.valid]
     with Sandbox(limits) as sandbox:
         # Transpiling costs more than running: it goes first, while the sandbox's child boots and opens the
         # databases. Only MySQL predictions need the column types.
-        sandbox.open_ahead(dict.fromkeys(database_paths[q.db_id] for q in valid))
+        sandbox.open_ahead(dict.fromkeys(database_paths[key] for q in valid for key in (q.db_id, *q.suite)))
         schemas = (
-            {db_id: _schema(Path(path)) for db_id, path in database_paths.items()}
+            {db_id: _schema(Path(database_paths[db_id])) for db_id in {q.db_id for q in valid}}
             if dialect == "mysql"
             else {}
         )
@@ -136,22 +148,72 @@ def score_predictions(
             q.question_id: _prepare(predictions.get(q.question_id), dialect, schemas.get(q.db_id), limits)
             for q in valid
         }
-        golds = _gold_results(valid, database_paths, sandbox, gold_cache)
+        golds = _gold_results(
+            [(q, key) for q in valid for key in (q.db_id, *q.suite)], database_paths, sandbox, gold_cache
+        )
         runs = [
-            q for q in valid if isinstance(prepared[q.question_id], str) and golds[q.question_id] is not None
+            q
+            for q in valid
+            if isinstance(prepared[q.question_id], str) and golds[(q.question_id, q.db_id)] is not None
         ]
         queries = [Query(database_paths[q.db_id], cast(str, prepared[q.question_id])) for q in runs]
         # Each result is compared as it arrives and dropped: only the verdicts stay.
         ran = {
-            runs[index].question_id: _verdict(runs[index], execution, golds[runs[index].question_id])
+            runs[index].question_id: _verdict(
+                runs[index], execution, golds[(runs[index].question_id, runs[index].db_id)]
+            )
             for index, execution in sandbox.stream(queries)
         }
+        ran.update(_test_suite_verdicts(runs, ran, prepared, golds, database_paths, sandbox))
     scores = tuple(_score_question(q, prepared, golds, ran) for q in questions)
     graded = [
-        Graded(question.db_id, question.hardness, score.outcome, score.ea, score.ea_strict)
+        Graded(
+            question.db_id,
+            question.hardness,
+            score.outcome,
+            score.ea,
+            score.ea_strict,
+            ts=score.ts,
+            has_suite=bool(question.suite),
+        )
         for question, score in zip(questions, scores, strict=True)
     ]
     return ScoreReport(version=benchmark_version, metrics=summarise(graded), questions=scores)
+
+
+def _test_suite_verdicts(
+    runs: Sequence[GoldQuestion],
+    ran: Mapping[str, QuestionScore],
+    prepared: Mapping[str, str | tuple[str, str | None]],
+    golds: GoldResults,
+    database_paths: Mapping[str, Path],
+    sandbox: Sandbox,
+) -> dict[str, QuestionScore]:
+    """The EA-right predictions run again on each database of their question's suite: TS-EA holds when
+    every one gives the gold's rows there (a prediction wrong on the original is wrong on the suite)."""
+    checks = [
+        (question, key)
+        for question in runs
+        if ran[question.question_id].ea
+        for key in question.suite
+        if golds[(question.question_id, key)] is not None  # validated at import; never fails in practice
+    ]
+    queries = [Query(database_paths[key], cast(str, prepared[q.question_id])) for q, key in checks]
+    failed: set[str] = set()
+    for index, execution in sandbox.stream(queries):
+        question, key = checks[index]
+        gold = golds[(question.question_id, key)]
+        if not (
+            execution.outcome == "ok"
+            and gold is not None
+            and results_match(gold.rows, execution.rows, gold_order_keys=gold.order_keys)
+        ):
+            failed.add(question.question_id)
+    return {
+        question.question_id: ran[question.question_id]._replace(ts=question.question_id not in failed)
+        for question in runs
+        if ran[question.question_id].ea
+    }
 
 
 def _prepare(
@@ -187,13 +249,13 @@ def _verdict(question: GoldQuestion, execution: Execution, gold: GoldResult | No
 def _score_question(
     question: GoldQuestion,
     prepared: Mapping[str, str | tuple[str, str | None]],
-    golds: Mapping[str, GoldResult | None],
+    golds: GoldResults,
     ran: Mapping[str, QuestionScore],
 ) -> QuestionScore:
     qid = question.question_id
     if not question.valid:
         return QuestionScore(qid, EXCLUDED, False, False, "the question is marked invalid")
-    gold = golds[qid]
+    gold = golds[(qid, question.db_id)]
     if gold is None:
         logger.warning("the gold query of question %s failed at scoring time", qid)
         return QuestionScore(
@@ -207,44 +269,43 @@ def _score_question(
 
 
 def _gold_results(
-    questions: Sequence[GoldQuestion],
+    targets: Sequence[tuple[GoldQuestion, str]],
     database_paths: Mapping[str, Path],
     sandbox: Sandbox,
     gold_cache: GoldCache | None,
-) -> dict[str, GoldResult | None]:
-    """The gold result of each question, from the cache or run (in one batch); None where it fails."""
-    digests = {
-        db_id: sandbox.database_sha256(database_paths[db_id]) for db_id in {q.db_id for q in questions}
-    }
-    results: dict[str, GoldResult | None] = {}
-    to_run: list[tuple[GoldQuestion, tuple[str, str, str], tuple[str, int] | None]] = []
-    for question in questions:
+) -> GoldResults:
+    """The gold result of each (question, database key), from the cache or run (in one batch); None where
+    it fails."""
+    digests = {key: sandbox.database_sha256(database_paths[key]) for key in {key for _, key in targets}}
+    results: GoldResults = {}
+    to_run: list[tuple[GoldQuestion, str, tuple[str, str, str], tuple[str, int] | None]] = []
+    for question, db_key in targets:
         key = (
-            digests[question.db_id],
+            digests[db_key],
             question.question_id,
             hashlib.sha256(question.sql_sqlite.encode()).hexdigest(),
         )
         if gold_cache is not None and key in gold_cache:
-            results[question.question_id] = gold_cache[key]
+            results[(question.question_id, db_key)] = gold_cache[key]
             continue
         try:
             keyed = order_key_query(question.sql_sqlite)
         except ValueError:
-            results[question.question_id] = None
+            results[(question.question_id, db_key)] = None
             continue
-        to_run.append((question, key, keyed))
+        to_run.append((question, db_key, key, keyed))
     queries = []
-    for question, _key, keyed in to_run:
-        path = database_paths[question.db_id]
+    for question, db_key, _key, keyed in to_run:
+        path = database_paths[db_key]
         queries.append(Query(path, question.sql_sqlite, budgeted=False))
         if keyed is not None:
             queries.append(Query(path, keyed[0], budgeted=False))
     executions = iter(sandbox.execute_many(queries))
-    for question, key, keyed in to_run:
+    for question, db_key, key, keyed in to_run:
         plain = next(executions)
         with_keys = next(executions) if keyed is not None else None
         result = _gold_result(plain, with_keys, keyed)
-        results[question.question_id] = result
+        results[(question.question_id, db_key)] = result
         if result is not None and gold_cache is not None:
             gold_cache[key] = result
     return results

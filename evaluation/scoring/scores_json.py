@@ -7,7 +7,7 @@ Accuracies are fractions in [0, 1]. leaderboard/openapi.py derives the API's des
 
 from __future__ import annotations
 
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, Any, NotRequired, TypedDict
 
 from evaluation.scoring.vocabulary import Outcome
 
@@ -28,18 +28,28 @@ class Schema:
 Fraction = Annotated[float, Schema(minimum=0, maximum=1)]
 
 
+Interval = Annotated[list[float], Schema(minItems=2, maxItems=2)]
+
+
 class AccuracyJSON(TypedDict):
-    """EA and EA-strict of a group of questions (a database, a hardness level); 0.0 when `n` is 0."""
+    """EA, EA-strict and TS-EA of a group of questions (a database, a hardness level); 0.0 when `n` is 0.
+
+    TS-EA (test-suite EA) is absent from scores made before scorer 1.3.0."""
 
     ea: Fraction
     ea_strict: Fraction
+    ts_ea: NotRequired[Fraction]
     n: int
 
 
 class OverallJSON(TypedDict):
     ea: Fraction
     ea_strict: Fraction
-    ea_ci95: Annotated[list[float], Schema(minItems=2, maxItems=2)]
+    ea_ci95: Interval
+    ts_ea: NotRequired[Fraction]
+    ts_ea_ci95: NotRequired[Interval]
+    # How many of the n scored questions have neighbour databases: the others' TS-EA is their EA.
+    ts_questions: NotRequired[int]
     n: int
     excluded: int
 

@@ -50,14 +50,14 @@ def test_per_database_and_per_hardness_add_up_to_the_overall():
 
 def test_per_database_values():
     metrics = summarise(SAMPLE)
-    assert metrics.per_database["negozio"].as_dict() == {"ea": 0.5, "ea_strict": 0.25, "n": 4}
+    assert metrics.per_database["negozio"].as_dict() == {"ea": 0.5, "ea_strict": 0.25, "ts_ea": 0.0, "n": 4}
     assert list(metrics.per_database) == ["negozio", "scuola"]
 
 
 def test_every_hardness_level_is_reported_even_when_empty():
     metrics = summarise([graded(hardness="medium")])
     assert list(metrics.per_hardness) == list(HARDNESS_LEVELS)
-    assert metrics.per_hardness["easy"].as_dict() == {"ea": 0.0, "ea_strict": 0.0, "n": 0}
+    assert metrics.per_hardness["easy"].as_dict() == {"ea": 0.0, "ea_strict": 0.0, "ts_ea": 0.0, "n": 0}
 
 
 def test_an_unknown_hardness_label_gets_its_own_group():

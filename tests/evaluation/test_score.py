@@ -201,19 +201,22 @@ def test_the_report_has_exactly_the_agreed_json_shape(demo):
     data = json.loads(json.dumps(report.as_dict()))
     assert list(data) == ["version", "scorer_version", "overall", "per_database", "per_hardness", "outcomes"]
     assert data["version"] == "demo-1"
-    assert data["scorer_version"] == SCORER_VERSION == "1.2.0"
+    assert data["scorer_version"] == SCORER_VERSION == "1.3.0"
     assert data["overall"] == {
         "ea": 0.5,
         "ea_strict": 0.5,
         "ea_ci95": data["overall"]["ea_ci95"],
+        "ts_ea": 0.5,
+        "ts_ea_ci95": data["overall"]["ts_ea_ci95"],
+        "ts_questions": 0,
         "n": 2,
         "excluded": 0,
     }
     lo, hi = data["overall"]["ea_ci95"]
     assert 0.0 <= lo <= 0.5 <= hi <= 1.0
-    assert data["per_database"] == {"negozio": {"ea": 0.5, "ea_strict": 0.5, "n": 2}}
+    assert data["per_database"] == {"negozio": {"ea": 0.5, "ea_strict": 0.5, "ts_ea": 0.5, "n": 2}}
     assert list(data["per_hardness"]) == ["easy", "medium", "hard", "extra"]
-    assert data["per_hardness"]["medium"] == {"ea": 0.0, "ea_strict": 0.0, "n": 1}
+    assert data["per_hardness"]["medium"] == {"ea": 0.0, "ea_strict": 0.0, "ts_ea": 0.0, "n": 1}
     assert list(data["outcomes"]) == list(OUTCOMES)
     assert (data["outcomes"]["correct"], data["outcomes"]["wrong_result"]) == (1, 1)
 
@@ -227,7 +230,7 @@ def test_per_question_details_keep_the_question_order(demo):
     )
     assert report.questions == (
         QuestionScore("b", "wrong_result", False, False, None),
-        QuestionScore("a", "correct", True, True, None),
+        QuestionScore("a", "correct", True, True, None, ts=True),
     )
 
 
@@ -307,3 +310,73 @@ def test_ea_strict_compares_with_the_gold_as_written_not_with_its_sort_keys_appe
     gold = "SELECT nome FROM clienti ORDER BY eta > 0"
     report = score(demo, [question("q1", gold)], {"q1": gold})
     assert report.questions[0].ea and report.questions[0].ea_strict
+
+
+# --- Test-suite EA -------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def neighbour(tmp_path_factory, demo) -> Path:
+    """The demo database with other data: Anna is 27 there, and Paolo lives in Roma."""
+    path = tmp_path_factory.mktemp("neighbour") / "neighbour.sqlite3"
+    path.write_bytes(demo.read_bytes())
+    with closing(sqlite3.connect(path)) as connection, connection:
+        connection.execute("UPDATE clienti SET eta = 27 WHERE nome = 'Anna'")
+        connection.execute("UPDATE clienti SET citta = 'Roma' WHERE nome = 'Paolo'")
+    return path
+
+
+def test_ts_ea_asks_the_prediction_to_be_right_on_every_database_of_the_suite(demo, neighbour):
+    gold = GoldQuestion("q", "negozio", "easy", "SELECT nome FROM clienti WHERE eta <= 28", suite=("vicino",))
+    report = score_predictions(
+        questions=[
+            gold,
+            GoldQuestion("r", "negozio", "easy", "SELECT COUNT(*) FROM clienti", suite=("vicino",)),
+        ],
+        predictions={"q": "SELECT nome FROM clienti WHERE eta = 28", "r": "SELECT COUNT(*) FROM clienti"},
+        database_paths={"negozio": demo, "vicino": neighbour},
+        dialect="sqlite",
+        limits=FAST,
+    )
+    by_id = {score.question_id: score for score in report.questions}
+    assert (by_id["q"].ea, by_id["q"].ts) == (True, False)  # right here only because nobody is 27
+    assert (by_id["r"].ea, by_id["r"].ts) == (True, True)
+    data = report.as_dict()
+    assert (data["overall"]["ea"], data["overall"]["ts_ea"], data["overall"]["ts_questions"]) == (1.0, 0.5, 2)
+    assert data["per_database"]["negozio"]["ts_ea"] == 0.5
+
+
+def test_a_prediction_that_fails_on_a_neighbour_or_is_wrong_on_the_original_is_not_ts_right(demo, neighbour):
+    suite = ("vicino",)
+    report = score_predictions(
+        questions=[
+            GoldQuestion(
+                "a", "negozio", "easy", "SELECT nome FROM clienti WHERE citta = 'Milano'", suite=suite
+            ),
+            GoldQuestion(
+                "b", "negozio", "easy", "SELECT nome FROM clienti WHERE citta = 'Torino'", suite=suite
+            ),
+        ],
+        predictions={
+            "a": "SELECT nome FROM clienti WHERE citta = 'Milano' AND 1 / (nome <> 'Paolo' OR citta <> 'Roma')",
+            "b": "SELECT nome FROM clienti WHERE citta = 'Roma'",
+        },
+        database_paths={"negozio": demo, "vicino": neighbour},
+        dialect="sqlite",
+        limits=FAST,
+    )
+    assert [(s.ea, s.ts) for s in report.questions] == [(True, True), (False, False)]
+
+
+def test_without_a_suite_ts_ea_is_ea(demo):
+    report = score(demo, [question("q", "SELECT 1")], {"q": "SELECT 1"}, dialect="sqlite")
+    assert report.questions[0].ts and report.as_dict()["overall"]["ts_questions"] == 0
+
+
+def test_a_suite_database_missing_from_the_paths_is_refused(demo):
+    with pytest.raises(ValueError, match="no database file for: vicino"):
+        score_predictions(
+            questions=[GoldQuestion("q", "negozio", "easy", "SELECT 1", suite=("vicino",))],
+            predictions={},
+            database_paths={"negozio": demo},
+        )

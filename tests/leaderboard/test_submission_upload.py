@@ -6,6 +6,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
+from evaluation.scoring.score import SCORER_VERSION
 from leaderboard.models import Submission, SubmissionQuota
 from tests.demo import predictions_jsonl
 
@@ -64,7 +65,7 @@ def test_a_good_upload_is_stored_queued_then_scored_in_process(
     assert submission.ea == 1.0 and submission.is_public and submission.spider_dev_ea == 81.5
     assert submission.attempts == 1
     receipt = submission.receipt
-    assert receipt["benchmark_version"] == "demo-1.0" and receipt["scorer_version"] == "1.2.0"
+    assert receipt["benchmark_version"] == "demo-1.0" and receipt["scorer_version"] == SCORER_VERSION
     assert len(receipt["file_sha256"]) == 64 and receipt["not_submitted"] == 0
 
 
