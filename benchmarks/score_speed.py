@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import hashlib
 import itertools
 import os
 import sqlite3
@@ -40,12 +41,13 @@ import tempfile
 import time
 from collections.abc import Callable
 from contextlib import ExitStack, closing, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeVar
 
 from sqlglot.tokens import SQLGLOTC_INSTALLED
 
+from evaluation.distillation import ScorableGold, distil_suite, suite_seed_of
 from evaluation.scoring.compare import order_key_query
 from evaluation.scoring.conformance import mysql_conformance_error
 from evaluation.scoring.dialect import TranspileError, read_schema, to_sqlite
@@ -61,6 +63,7 @@ DEFAULT_ARCHIVE = ROOT.parent / "shared" / "termite" / "Termite.zip"
 RUNAWAY = "WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r) SELECT COUNT(*) FROM r"
 RUNAWAY_QUERIES = 10
 REPEATS = 3
+SUITE_CANDIDATES = 40  # as TERMITE_SUITE_CANDIDATES by default
 RUNS = itertools.count(1)  # run numbers: each run's predictions are its own text
 
 T = TypeVar("T")
@@ -73,6 +76,9 @@ class Benchmark:
     questions: list[GoldQuestion]
     gold_mysql: dict[str, str]  # question id -> the gold as written: what the submission predicts
     gold_sqlite: dict[str, str]  # question id -> the same, transpiled, for the questions that transpile
+    # The same questions with their test suites, and the paths of the neighbour databases too (TS-EA).
+    suite_questions: list[GoldQuestion]
+    suite_paths: dict[str, Path]
 
 
 def main() -> None:
@@ -121,7 +127,50 @@ def prepare(name: str, source: BenchmarkSource, directory: Path) -> Benchmark:
         for item in source.questions
     ]
     gold_mysql = {item.public_id: item.gold_sql for item in source.questions}
-    return Benchmark(name, paths, questions, gold_mysql, gold_sqlite)
+    suite_questions, suite_paths = with_suites(source, questions, paths, schemas, directory)
+    return Benchmark(name, paths, questions, gold_mysql, gold_sqlite, suite_questions, suite_paths)
+
+
+def with_suites(
+    source: BenchmarkSource,
+    questions: list[GoldQuestion],
+    paths: dict[str, Path],
+    schemas: dict[str, dict[str, dict[str, str]]],
+    directory: Path,
+) -> tuple[list[GoldQuestion], dict[str, Path]]:
+    """The questions with the test suites an import would build (TERMITE_SUITE_CANDIDATES' default)."""
+    by_id = {question.question_id: question for question in questions}
+    suites: dict[str, tuple[str, ...]] = {}
+    suite_paths = dict(paths)
+    for database in source.databases:
+        golds = [
+            ScorableGold(item.public_id, item.gold_sql, by_id[item.public_id].sql_sqlite)
+            for item in source.questions
+            if item.db_slug == database.slug and by_id[item.public_id].valid
+        ]
+        suite = distil_suite(
+            slug=database.slug,
+            dump=database.dump,
+            dialect=database.dialect,
+            sqlite_file=paths[database.slug],
+            column_types=schemas[database.slug],
+            golds=golds,
+            workdir=directory,
+            candidates=SUITE_CANDIDATES,
+            seed=suite_seed_of("termite", sha256_of(paths[database.slug])),
+            reference_url=None,
+        )
+        if suite is None:
+            continue
+        for position, neighbour in enumerate(suite.neighbours):
+            suite_paths[f"{database.slug}~{position}"] = neighbour.path
+        for question_id, entry in suite.questions.items():
+            suites[question_id] = tuple(f"{database.slug}~{position}" for position in entry.neighbours)
+    return [replace(q, suite=suites.get(q.question_id, ())) for q in questions], suite_paths
+
+
+def sha256_of(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def report_figures(benchmark: Benchmark, budget: float) -> None:
@@ -131,10 +180,15 @@ def report_figures(benchmark: Benchmark, budget: float) -> None:
     score(benchmark, mysql, "mysql", run=next(RUNS), gold_cache=cache)
     warm = best_of(lambda run: score(benchmark, mysql, "mysql", run=run, gold_cache=cache))
     warm_own = best_of(lambda run: score(benchmark, own, "sqlite", run=run, gold_cache=cache))
+    with_suite = replace(benchmark, questions=benchmark.suite_questions, database_paths=benchmark.suite_paths)
+    score(with_suite, mysql, "mysql", run=next(RUNS), gold_cache=cache)
+    warm_suites = best_of(lambda run: score(with_suite, mysql, "mysql", run=run, gold_cache=cache))
     report = score(benchmark, mysql, "mysql", run=0, gold_cache=cache)
     floor, queries = floor_seconds(benchmark, reuse_statements=False)
     floor_reusing, _ = floor_seconds(benchmark, reuse_statements=True)
+    suite_floor, suite_queries = floor_seconds(with_suite, reuse_statements=False)
     startup = {dialect: startup_seconds(benchmark, dialect, cache) for dialect in ("mysql", "sqlite")}
+    suite_startup = startup_seconds(with_suite, "mysql", cache)
     transpile = transpile_seconds(benchmark)
     conformance = conformance_seconds(benchmark)
     n = len(mysql)
@@ -161,6 +215,14 @@ def report_figures(benchmark: Benchmark, budget: float) -> None:
             f"< 0.5 s {verdict(total < 0.5)}, < 3 x floor + start-up "
             f"({3 * floor + fixed:.3f} s) {verdict(total < 3 * floor + fixed)}"
         )
+    neighbours = len(benchmark.suite_paths) - len(benchmark.database_paths)
+    suites = sum(bool(q.suite) for q in benchmark.suite_questions)
+    print(
+        f"{'MySQL, warm, with test suites (TS-EA)':<40} {warm_suites:>6.3f} s {suite_startup:>7.3f} s "
+        f"{(warm_suites - suite_startup) / suite_floor:>5.1f} x  < 0.5 s {verdict(warm_suites < 0.5)}; "
+        f"its floor {suite_floor:.4f} s runs {suite_queries} queries: the above, and the gold, its keyed form and "
+        f"the prediction on each of the {neighbours} neighbour databases of the {suites} questions' suites"
+    )
     compiled = "compiled by sqlglotc" if SQLGLOTC_INSTALLED else "pure Python: sqlglotc is not installed"
     print(
         f"transpiling the {n} MySQL predictions alone: {transpile:.3f} s = {transpile / floor:.1f} x floor "
@@ -262,7 +324,8 @@ def conformance_seconds(benchmark: Benchmark) -> float:
 
 def floor_seconds(benchmark: Benchmark, *, reuse_statements: bool) -> tuple[float, int]:
     """SQLite in this process runs what the scorer runs: the gold, its keyed form when it has an ORDER BY,
-    and the prediction (the same SQLite text); the time of the best run and the number of queries.
+    and the prediction (the same SQLite text), on the question's database and on each database of its test
+    suite; the time of the best run and the number of queries.
 
     The connections are open and warm. Unless `reuse_statements`, each query is prepared as it is run, as
     a scorer must: here the prediction is the gold's text, and each run the same texts as the one before,
@@ -273,7 +336,7 @@ def floor_seconds(benchmark: Benchmark, *, reuse_statements: bool) -> tuple[floa
         if question.valid:
             keyed = order_key_query(question.sql_sqlite)
             queries = [question.sql_sqlite, *(keyed[:1] if keyed else []), question.sql_sqlite]
-            work.extend((question.db_id, sql) for sql in queries)
+            work.extend((db, sql) for db in (question.db_id, *question.suite) for sql in queries)
     cached = 128 if reuse_statements else 0
     with ExitStack() as stack:
         connections = {}

@@ -51,6 +51,7 @@ def gold_questions(version: BenchmarkVersion) -> list[GoldQuestion]:
             hardness=question.hardness,
             sql_sqlite=question.decrypt_gold_sqlite() if question.is_scored else "",
             valid=question.is_scored,
+            suite=tuple(f"{question.database.slug}~{position}" for position in question.suite),
         )
         for question in Question.objects.filter(version=version)
         .select_related("database")
@@ -62,23 +63,29 @@ def gold_questions(version: BenchmarkVersion) -> list[GoldQuestion]:
 
 
 def database_paths(version: BenchmarkVersion) -> dict[str, Path]:
-    """The built copy of every database, checked against its recorded sha256."""
+    """The built copy of every database and of its neighbours (by `NeighbourDatabase.key`), each checked
+    against its recorded sha256."""
     paths = {}
-    for database in version.databases.all():
-        path = database.sqlite_path
-        try:
-            digest = hashlib.sha256(path.read_bytes()).hexdigest()
-        except OSError as error:
-            raise DatabaseUnavailable(
-                f"The copy of database {database.slug} cannot be read ({error.strerror}); scoring will be retried "
-                "once it is repaired."
-            ) from None
-        if digest != database.sqlite_sha256:
-            raise DatabaseUnavailable(
-                f"The copy of database {database.slug} has changed on disk; scoring will be retried once it is repaired."
-            )
-        paths[database.slug] = path
+    for database in version.databases.prefetch_related("neighbours"):
+        paths[database.slug] = _checked(database.sqlite_path, database.sqlite_sha256, database.slug)
+        for neighbour in database.neighbours.all():
+            paths[neighbour.key] = _checked(neighbour.sqlite_path, neighbour.sqlite_sha256, neighbour.key)
     return paths
+
+
+def _checked(path: Path, sha256: str, name: str) -> Path:
+    try:
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError as error:
+        raise DatabaseUnavailable(
+            f"The copy of database {name} cannot be read ({error.strerror}); scoring will be retried "
+            "once it is repaired."
+        ) from None
+    if digest != sha256:
+        raise DatabaseUnavailable(
+            f"The copy of database {name} has changed on disk; scoring will be retried once it is repaired."
+        )
+    return path
 
 
 def score_version(
@@ -128,6 +135,7 @@ def outcome_rows(report: ScoreReport) -> list[dict]:
             "outcome": q.outcome,
             "ea": q.ea,
             "ea_strict": q.ea_strict,
+            "ts_ea": q.ts,
             "error": q.error,
             "static": q.static,
         }

@@ -125,6 +125,8 @@ class Database(models.Model):
         choices=SchemaShown.choices,
         default=SchemaShown.SCORED,
     )
+    # How its test suite was built (evaluation/scoring/suites.py): candidates, kept, seconds, seed.
+    suite_report = models.JSONField(default=dict, blank=True)
     # Built copies are content-addressed (the file name is its sha256), so versions share them and a
     # copy never changes under a running scorer.
     sqlite_sha256 = models.CharField(max_length=64)
@@ -171,6 +173,35 @@ class Database(models.Model):
         return not self.shows_authors_schema and bool(self.schema_differences)
 
 
+class NeighbourDatabase(models.Model):
+    """A database of the test suite: the schema of `database` with generated rows, never shown to anyone."""
+
+    database = models.ForeignKey(Database, on_delete=models.CASCADE, related_name="neighbours")
+    position = models.PositiveSmallIntegerField()
+    seed = models.CharField(max_length=200)
+    dump = models.TextField(help_text="The generated MySQL dump, for the reference engine.")
+    # Content-addressed beside the main copies (Database.sqlite_sha256).
+    sqlite_sha256 = models.CharField(max_length=64)
+
+    class Meta:
+        ordering = ["database", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["database", "position"], name="unique_neighbour_position")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.database.slug}~{self.position}"
+
+    @property
+    def key(self) -> str:
+        """Its name among the scorer's database paths."""
+        return f"{self.database.slug}~{self.position}"
+
+    @property
+    def sqlite_path(self):
+        return settings.DATA_DIR / "databases" / f"{self.sqlite_sha256}.sqlite3"
+
+
 class QuestionQuerySet(models.QuerySet):
     def scored(self) -> QuestionQuerySet:
         return self.filter(status=Question.Status.VALID)
@@ -194,6 +225,9 @@ class Question(models.Model):
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.VALID)
     status_reason = models.TextField(blank=True)
     problems = models.JSONField(default=list, blank=True, help_text="Validation findings: [{code, message}].")
+    # Positions of the database's neighbours that make this question's test suite, and how they were chosen.
+    suite = models.JSONField(default=list, blank=True)
+    suite_report = models.JSONField(default=dict, blank=True)
 
     objects = QuestionQuerySet.as_manager()
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from evaluation.schemas import SchemaForms
+from evaluation.scoring.suites import BuiltSuite
 from evaluation.sources import DatabaseSource, QuestionSource
 
 # Findings that make a question unscorable; every other finding is a warning shown to admins.
@@ -40,6 +41,7 @@ class PreparedDatabase:
     # How the authors' schema-only dump differs from the scored database, and the gold it cannot answer.
     schema_differences: list[str] = field(default_factory=list)
     authors_schema_gaps: dict[str, list[str]] = field(default_factory=dict)
+    suite: BuiltSuite | None = None  # the test suite, when one was distilled
 
     @property
     def column_count(self) -> int:
@@ -83,6 +85,7 @@ class PreparedBenchmark:
                         differences=db.schema_differences,
                         gaps=db.authors_schema_gaps,
                     ),
+                    "suite": suite_report(db.suite),
                 }
                 for db in self.databases
             ],
@@ -108,6 +111,7 @@ def report_text(report: dict) -> str:
         lines.append(f"{db['slug']}: {len(db['tables'])} tables, {db['rows']} rows ({tables})")
         lines.extend(f"  ! {f['code']}: {f['message']}" for f in db["findings"])
         lines.extend(f"  {line}" for line in schema_report_lines(db["schema"]))
+        lines.extend(f"  {line}" for line in suite_report_lines(db["suite"]))
     by_hardness = ", ".join(f"{level} {n}" for level, n in sorted(questions["by_hardness"].items()))
     lines.append(f"questions: {questions['total']}, valid {questions['valid']} ({by_hardness})")
     if not report["reference_checked"]:
@@ -140,4 +144,49 @@ def schema_report_lines(schema: dict) -> list[str]:
     verb = "leaves" if schema["shown"] == "authors" else "would leave"
     lines.append(f"the authors' dump {verb} {len(gaps)} questions unanswerable:")
     lines.extend(f"  {public_id}: lacks {', '.join(names)}" for public_id, names in gaps.items())
+    return lines
+
+
+def suite_report(suite: BuiltSuite | None) -> dict | None:
+    """How a database's test suite was distilled, and what it tells apart, per question (counts only)."""
+    if suite is None:
+        return None
+    return {
+        "candidates": suite.candidates,
+        "unbuildable": suite.unbuildable,
+        "kept": len(suite.neighbours),
+        "seconds": round(suite.seconds, 2),
+        "questions": {
+            question_id: {
+                "near_misses": entry.near_misses,
+                "told_apart_by_original": len(entry.told_apart_by_original),
+                "told_apart_by_suite": entry.told_apart_by_suite,
+                "suite": entry.neighbours,
+                "dropped": [[position, why] for position, why in entry.dropped],
+            }
+            for question_id, entry in suite.questions.items()
+        },
+    }
+
+
+def suite_report_lines(suite: dict | None) -> list[str]:
+    if suite is None:
+        return ["test suite: none (no scorable question, or suites switched off)"]
+    questions = suite["questions"].values()
+    generated = sum(q["near_misses"] for q in questions)
+    by_original = sum(q["told_apart_by_original"] for q in questions)
+    by_suite = sum(q["told_apart_by_suite"] for q in questions)
+    lines = [
+        f"test suite: {suite['kept']} neighbour databases kept of {suite['candidates']} candidates "
+        f"({suite['unbuildable']} could not be built), in {suite['seconds']:.1f} s",
+        f"near misses: {generated}; told apart by the original database {by_original}, "
+        f"with the suite {by_suite}",
+    ]
+    for question_id, entry in suite["questions"].items():
+        line = (
+            f"  {question_id}: {entry['near_misses']} near misses, {entry['told_apart_by_original']} told apart "
+            f"by the original, {entry['told_apart_by_suite']} with its suite of {len(entry['suite'])}"
+        )
+        dropped = "; ".join(f"#{position} dropped: {why}" for position, why in entry["dropped"])
+        lines.append(f"{line} ({dropped})" if dropped else line)
     return lines

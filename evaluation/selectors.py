@@ -107,12 +107,13 @@ def excluded_questions(*, versions: list[BenchmarkVersion]) -> dict[int, list[Qu
 class InformationBound:
     """The most one submission's scores can tell of the hidden data, in bits, through each thing a page
     shows (leaderboard/feedback.py decides which). A count of right answers out of n takes one of n + 1
-    values: log2(n + 1) bits. EA and EA-strict together are a pair k >= j: log2((n + 1)(n + 2) / 2).
+    values: log2(n + 1) bits. EA, EA-strict and TS-EA together are counts k >= j and k >= t (a strict or
+    test-suite right answer is right): sum over k of (k + 1)^2 triples, log2((n + 1)(n + 2)(2n + 3) / 6).
     Groups add up. The outcome counts split n questions into `outcome_kinds` kinds."""
 
     questions: int
     overall_ea: float
-    overall: float  # EA and EA-strict
+    overall: float  # EA, EA-strict and TS-EA
     per_database: float
     per_hardness: float
     outcome_counts: float
@@ -124,12 +125,12 @@ def information_bound(*, version: BenchmarkVersion, outcome_kinds: int) -> Infor
     return InformationBound(
         questions=n,
         overall_ea=math.log2(n + 1),
-        overall=_pair_bits(n),
-        per_database=sum(map(_pair_bits, Counter(db for db, _level in scored).values())),
-        per_hardness=sum(map(_pair_bits, Counter(level for _db, level in scored).values())),
+        overall=_scores_bits(n),
+        per_database=sum(map(_scores_bits, Counter(db for db, _level in scored).values())),
+        per_hardness=sum(map(_scores_bits, Counter(level for _db, level in scored).values())),
         outcome_counts=math.log2(math.comb(n + outcome_kinds - 1, outcome_kinds - 1)),
     )
 
 
-def _pair_bits(n: int) -> float:
-    return math.log2((n + 1) * (n + 2) / 2)
+def _scores_bits(n: int) -> float:
+    return math.log2((n + 1) * (n + 2) * (2 * n + 3) / 6)

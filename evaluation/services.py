@@ -6,7 +6,9 @@ so a failure at any point leaves the store exactly as it was (built files includ
 
 from __future__ import annotations
 
+import contextlib
 import shutil
+import sqlite3
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,8 +17,16 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from evaluation.distillation import ScorableGold, distil_suite, suite_seed_of
 from evaluation.gold import encrypt_gold, rotate_gold
-from evaluation.models import BenchmarkVersion, Database, Question, SchemaShown, ValidationReport
+from evaluation.models import (
+    BenchmarkVersion,
+    Database,
+    NeighbourDatabase,
+    Question,
+    SchemaShown,
+    ValidationReport,
+)
 from evaluation.prepared import (
     HIDDEN_SCHEMA,
     Finding,
@@ -24,8 +34,12 @@ from evaluation.prepared import (
     report_text,
     schema_report,
     schema_report_lines,
+    suite_report,
+    suite_report_lines,
 )
 from evaluation.scoring import schema_shape
+from evaluation.scoring.dialect import read_schema
+from evaluation.scoring.suites import BuiltSuite
 from evaluation.sources import (
     BenchmarkSource,
     DatabaseSource,
@@ -50,6 +64,10 @@ class ImportResult:
 
 def databases_dir() -> Path:
     return settings.DATA_DIR / "databases"
+
+
+def _suite_settings() -> dict:
+    return {"suite_candidates": settings.TERMITE_SUITE_CANDIDATES, "suite_seed": settings.TERMITE_SUITE_SEED}
 
 
 def benchmark_import(
@@ -84,8 +102,10 @@ def _create_version(
     *, source: BenchmarkSource, label: str, name: str, publish: bool, reference_url: str | None, title: str
 ) -> ImportResult:
     with tempfile.TemporaryDirectory(prefix="termite-build-") as workdir:
-        prepared = prepare_benchmark(source, workdir=Path(workdir), reference_url=reference_url)
-        with _installed_files(prepared), transaction.atomic():
+        prepared = prepare_benchmark(
+            source, workdir=Path(workdir), reference_url=reference_url, **_suite_settings()
+        )
+        with _installed_files(_built_files(prepared)), transaction.atomic():
             version = BenchmarkVersion.objects.create(name=name, label=label, source_sha256=source.sha256)
             _store(version, prepared)
             report = _store_report(version, prepared, title=title)
@@ -108,8 +128,10 @@ def database_add(
         raise SourceError(f"{version} already has a database {database.slug!r}")
     source = BenchmarkSource(databases=[database], questions=questions)
     with tempfile.TemporaryDirectory(prefix="termite-build-") as workdir:
-        prepared = prepare_benchmark(source, workdir=Path(workdir), reference_url=reference_url)
-        with _installed_files(prepared), transaction.atomic():
+        prepared = prepare_benchmark(
+            source, workdir=Path(workdir), reference_url=reference_url, **_suite_settings()
+        )
+        with _installed_files(_built_files(prepared)), transaction.atomic():
             _store(version, prepared)
             return _store_report(version, prepared, title=f"Database {database.slug} added")
 
@@ -132,9 +154,14 @@ def version_create_draft(
 def _copy_content(source: BenchmarkVersion, draft: BenchmarkVersion) -> None:
     for database in source.databases.all():
         questions = list(database.questions.all())
+        neighbours = list(database.neighbours.all())
         database.pk = None
         database.version = draft
         database.save()
+        for neighbour in neighbours:
+            neighbour.pk = None
+            neighbour.database = database
+        NeighbourDatabase.objects.bulk_create(neighbours)
         for question in questions:
             question.pk = None
             question.version = draft
@@ -228,18 +255,18 @@ def gold_key_rotate() -> int:
 class _installed_files:
     """Copy built SQLite files into the content-addressed store; on failure remove what this added."""
 
-    def __init__(self, prepared: PreparedBenchmark):
-        self.prepared = prepared
+    def __init__(self, files: list[tuple[Path, str]]):
+        self.files = files  # (built file, its sha256)
         self.added: list[Path] = []
 
     def __enter__(self) -> None:
         directory = databases_dir()
         directory.mkdir(parents=True, exist_ok=True)
-        for db in self.prepared.databases:
-            target = directory / f"{db.sqlite_sha256}.sqlite3"
+        for path, sha256 in self.files:
+            target = directory / f"{sha256}.sqlite3"
             if not target.exists():
                 partial = target.with_suffix(".partial")
-                shutil.copyfile(db.sqlite_file, partial)
+                shutil.copyfile(path, partial)
                 partial.chmod(0o444)
                 partial.replace(target)
                 self.added.append(target)
@@ -248,6 +275,13 @@ class _installed_files:
         if exc_type is not None:
             for path in self.added:
                 path.unlink(missing_ok=True)
+
+
+def _built_files(prepared: PreparedBenchmark) -> list[tuple[Path, str]]:
+    """Every SQLite file an import built: the databases' copies and their suites' neighbours."""
+    files = [(db.sqlite_file, db.sqlite_sha256) for db in prepared.databases]
+    files += [(n.path, n.sha256) for db in prepared.databases if db.suite for n in db.suite.neighbours]
+    return files
 
 
 def _store(version: BenchmarkVersion, prepared: PreparedBenchmark) -> None:
@@ -273,7 +307,15 @@ def _store(version: BenchmarkVersion, prepared: PreparedBenchmark) -> None:
             column_count=db.column_count,
             row_count=db.row_count,
             build_report={"tables": db.tables, "findings": [f.as_dict() for f in db.findings]},
+            suite_report=_without_questions(suite_report(db.suite)),
         )
+        if db.suite is not None:
+            _store_neighbours(databases[db.source.slug], db.suite)
+    suites = {
+        question_id: entry
+        for db in prepared.databases
+        for question_id, entry in (suite_report(db.suite) or {"questions": {}})["questions"].items()
+    }
     Question.objects.bulk_create(
         Question(
             version=version,
@@ -287,9 +329,86 @@ def _store(version: BenchmarkVersion, prepared: PreparedBenchmark) -> None:
             status=Question.Status.VALID if q.is_valid else Question.Status.INVALID,
             status_reason="; ".join(f.message for f in q.findings if not q.is_valid),
             problems=[f.as_dict() for f in q.findings],
+            suite=suites.get(q.source.public_id, {}).get("suite", []),
+            suite_report=suites.get(q.source.public_id, {}),
         )
         for q in prepared.questions
     )
+
+
+def _store_neighbours(database: Database, suite: BuiltSuite) -> None:
+    NeighbourDatabase.objects.bulk_create(
+        NeighbourDatabase(
+            database=database,
+            position=position,
+            seed=neighbour.seed,
+            dump=neighbour.dump,
+            sqlite_sha256=neighbour.sha256,
+        )
+        for position, neighbour in enumerate(suite.neighbours)
+    )
+
+
+def version_build_suites(*, version: BenchmarkVersion, reference_url: str | None = None) -> ValidationReport:
+    """Build the test suites of a version's databases that have none (imported before suites existed, or
+    with TERMITE_SUITE_CANDIDATES=0), as an import now would. EA does not change; TS-EA of the version's
+    submissions uses the suites once they are rescored."""
+    lines = []
+    with tempfile.TemporaryDirectory(prefix="termite-suites-") as workdir:
+        built = {}
+        for database in version.databases.filter(neighbours__isnull=True).order_by("slug"):
+            suite = _distil_stored(database, Path(workdir), reference_url)
+            if suite is not None:
+                built[database.pk] = (database, suite)
+            lines += [f"{database.slug}:", *(f"  {line}" for line in suite_report_lines(suite_report(suite)))]
+        files = [(n.path, n.sha256) for _, suite in built.values() for n in suite.neighbours]
+        with _installed_files(files), transaction.atomic():
+            for database, suite in built.values():
+                _store_neighbours(database, suite)
+                report = suite_report(suite) or {"questions": {}}
+                database.suite_report = _without_questions(report)
+                database.save(update_fields=["suite_report"])
+                for question in database.questions.filter(public_id__in=report["questions"]):
+                    question.suite_report = report["questions"][question.public_id]
+                    question.suite = question.suite_report["suite"]
+                    question.save(update_fields=["suite", "suite_report"])
+            return ValidationReport.objects.create(
+                version=version,
+                title=f"Test suites built for {version}",
+                data={
+                    "suites": {
+                        db.slug: _without_questions(suite_report(suite)) for db, suite in built.values()
+                    }
+                },
+                text="\n".join(lines) or "every database has its test suite already",
+            )
+
+
+def _distil_stored(database: Database, workdir: Path, reference_url: str | None) -> BuiltSuite | None:
+    path = database.sqlite_path
+    with contextlib.closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as conn:
+        column_types = read_schema(conn)
+    golds = [
+        ScorableGold(question.public_id, question.decrypt_gold(), question.decrypt_gold_sqlite())
+        for question in database.questions.scored().order_by("position")
+    ]
+    return distil_suite(
+        slug=database.slug,
+        dump=database.original_dump,
+        dialect=database.source_dialect,
+        sqlite_file=path,
+        column_types=column_types,
+        golds=golds,
+        workdir=workdir,
+        candidates=settings.TERMITE_SUITE_CANDIDATES,
+        seed=suite_seed_of(settings.TERMITE_SUITE_SEED, database.sqlite_sha256),
+        reference_url=reference_url,
+    )
+
+
+def _without_questions(report: dict | None) -> dict:
+    """A database's suite report; each question keeps its own part."""
+    return {key: value for key, value in (report or {}).items() if key != "questions"}
 
 
 def _store_report(version: BenchmarkVersion, prepared: PreparedBenchmark, *, title: str) -> ValidationReport:

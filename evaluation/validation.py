@@ -13,11 +13,12 @@ from pathlib import Path
 import sqlglot
 from sqlglot import exp
 
+from evaluation.distillation import ScorableGold, distil_suite, suite_seed_of
 from evaluation.prepared import HIDDEN_SCHEMA, Finding, PreparedBenchmark, PreparedDatabase, PreparedQuestion
 from evaluation.reference_check import check_against_reference
 from evaluation.schemas import authors_schema, scored_schema
 from evaluation.scoring import dialect, hardness, mysql_dump
-from evaluation.scoring.compare import order_key_query, results_match, split_order_keys
+from evaluation.scoring.engine_choice import order_dependence
 from evaluation.scoring.sandbox import Limits, Sandbox
 from evaluation.scoring.schema_shape import column_names, differences
 from evaluation.scoring.statements import TranspileError
@@ -28,9 +29,15 @@ VALIDATION_LIMITS = Limits(query_seconds=10.0, total_seconds=3600.0)
 
 
 def prepare_benchmark(
-    source: BenchmarkSource, *, workdir: Path, reference_url: str | None = None
+    source: BenchmarkSource,
+    *,
+    workdir: Path,
+    reference_url: str | None = None,
+    suite_candidates: int = 0,
+    suite_seed: str = "",
 ) -> PreparedBenchmark:
-    """Build every database, then check every gold query. Raises SourceError on unusable input."""
+    """Build every database, check every gold query, then distil each database's test suite from
+    `suite_candidates` neighbours (none when 0). Raises SourceError on unusable input."""
     known = {db.slug for db in source.databases}
     for question in source.questions:
         if question.db_slug not in known:
@@ -50,6 +57,23 @@ def prepare_benchmark(
             check_against_reference(
                 db, [q for q in questions if q.source.db_slug == db.source.slug], reference_url=reference_url
             )
+    for db in databases:
+        db.suite = distil_suite(
+            slug=db.source.slug,
+            dump=db.source.dump,
+            dialect=db.source.dialect,
+            sqlite_file=db.sqlite_file,
+            column_types=db.column_types,
+            golds=[
+                ScorableGold(q.source.public_id, q.source.gold_sql, q.gold_sqlite)
+                for q in questions
+                if q.source.db_slug == db.source.slug and q.is_valid
+            ],
+            workdir=workdir,
+            candidates=suite_candidates,
+            seed=suite_seed_of(suite_seed, db.sqlite_sha256),
+            reference_url=reference_url,
+        )
     return PreparedBenchmark(databases=databases, questions=questions, reference_checked=bool(reference_url))
 
 
@@ -109,7 +133,7 @@ def _check_on_sqlite(question: PreparedQuestion, database: PreparedDatabase, san
         return
     if not execution.rows:
         question.findings.append(Finding("gold_empty", "returns no rows, so any empty prediction scores"))
-    problem = _order_dependence(question.gold_sqlite, database, sandbox)
+    problem = order_dependence(sandbox, database.sqlite_file, question.gold_sqlite)
     if problem:
         question.findings.append(Finding("gold_order_dependent", problem))
     question.findings.extend(_suspicious_expressions(question.source.gold_sql, database.source.dialect))
@@ -145,32 +169,6 @@ def _suspicious_expressions(gold_sql: str, source: str) -> list[Finding]:
 def _where(error: Exception) -> str:
     first = str(error).split(":", 1)[0]
     return first if first.startswith("line ") else "the transpiler rejects it"
-
-
-def _order_dependence(gold_sqlite: str, database: PreparedDatabase, sandbox: Sandbox) -> str | None:
-    """Whether the gold's rows depend on an order the query does not fix (LIMIT over unordered or tied rows)."""
-    query = sqlglot.parse_one(gold_sqlite, read="sqlite")
-    limit = query.args.get("limit")
-    if limit is None:
-        return None
-    if query.args.get("order") is None:
-        return "LIMIT without ORDER BY: which rows are kept is up to the engine"
-    try:
-        count = int(limit.expression.name)
-    except (AttributeError, ValueError):
-        return None
-    widened = query.copy()
-    widened.set("limit", exp.Limit(expression=exp.Literal.number(count + 1)))
-    keyed = order_key_query(widened.sql(dialect="sqlite"), dialect="sqlite")
-    if keyed is None or keyed[1] == 0:
-        return None
-    execution = sandbox.execute(database.sqlite_file, keyed[0], budgeted=False)
-    if execution.outcome != "ok" or len(execution.rows) <= count:
-        return None
-    _rows, keys = split_order_keys(execution.rows, keyed[1])
-    if results_match([keys[count - 1]], [keys[count]], gold_order_keys=None):
-        return "ORDER BY ... LIMIT cuts through rows that tie on the sort key: the kept rows are up to the engine"
-    return None
 
 
 def _check_schema_shown(database: PreparedDatabase, questions: list[PreparedQuestion]) -> None:

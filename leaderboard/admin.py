@@ -33,7 +33,7 @@ class SubmissionAdmin(admin.ModelAdmin):
         ("status", "attempts", "failure_reason"),
         ("created_at", "enqueued_at", "started_at", "scored_at", "withdrawn_at"),
         ("file_name", "file_sha256", "scorer_version"),
-        ("ea", "ea_strict"),
+        ("ea", "ea_strict", "ts_ea"),
     )
     readonly_fields = tuple(
         name for group in fields[2:] for name in (group if isinstance(group, tuple) else (group,))
@@ -42,6 +42,13 @@ class SubmissionAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request):
         return False
+
+    @admin.display(description="TS-EA")
+    def ts_ea(self, obj: Submission) -> str:
+        ts_ea = ((obj.scores or {}).get("overall") or {}).get("ts_ea")
+        # Scores made before scorer 1.3.0 have none: the admin's mark for an empty value (a readonly
+        # method's None would show as "None").
+        return self.get_empty_value_display() if ts_ea is None else str(ts_ea)
 
     def save_model(self, request, obj, form, change):
         # Through the service, so the cached leaderboard is dropped when a row is hidden or shown.

@@ -23,19 +23,19 @@ def _percent(value: float | None) -> float | None:
 
 
 def results_bars(scores: VisibleScoresJSON) -> dict:
-    """One submission: EA and EA-strict per database, and per hardness level, as grouped bars; its
-    breakdowns must be shown."""
+    """One submission: EA, EA-strict and TS-EA per database, and per hardness level, as grouped bars; its
+    breakdowns must be shown. Scores made before scorer 1.3.0 have no TS-EA, and no TS-EA bars."""
     databases = sorted(scores["per_database"])
     levels = [level for level in HARDNESS_LEVELS if level in scores["per_hardness"]]
     labels = databases + levels
     rows = [scores["per_database"][db] for db in databases] + [scores["per_hardness"][lv] for lv in levels]
-    figure = go.Figure(
-        data=[
-            go.Bar(name="EA", x=labels, y=[_percent(row["ea"]) for row in rows]),
-            go.Bar(name="EA-strict", x=labels, y=[_percent(row["ea_strict"]) for row in rows]),
-        ],
-        layout={**_LAYOUT, "barmode": "group"},
-    )
+    bars = [
+        go.Bar(name="EA", x=labels, y=[_percent(row["ea"]) for row in rows]),
+        go.Bar(name="EA-strict", x=labels, y=[_percent(row["ea_strict"]) for row in rows]),
+    ]
+    if "ts_ea" in scores["overall"]:
+        bars.append(go.Bar(name="TS-EA", x=labels, y=[_percent(row.get("ts_ea")) for row in rows]))
+    figure = go.Figure(data=bars, layout={**_LAYOUT, "barmode": "group"})
     return json.loads(figure.to_json())
 
 

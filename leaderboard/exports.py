@@ -34,6 +34,17 @@ class LeaderboardRowJSON(TypedDict):
         list[float] | None,
         Schema(minItems=2, maxItems=2, description="95% bootstrap interval of EA; null for baselines"),
     ]
+    ts_ea: Annotated[
+        Fraction | None,
+        Schema(
+            description="Test-suite EA: right on every neighbour database of the question's test suite too;"
+            " null when unknown (baselines, and scores made before scorer 1.3.0 until they are rescored)"
+        ),
+    ]
+    ts_ea_ci95: Annotated[
+        list[float] | None,
+        Schema(minItems=2, maxItems=2, description="95% bootstrap interval of TS-EA; null when TS-EA is"),
+    ]
     per_database: Annotated[
         dict[str, Fraction | None], Schema(description="EA per database slug; null where nothing was scored")
     ]
@@ -80,6 +91,8 @@ def json_row(row: Row) -> LeaderboardRowJSON:
         "ea": row.ea,
         "ea_strict": row.ea_strict,
         "ea_ci95": list(row.ea_ci95) if row.ea_ci95 else None,
+        "ts_ea": row.ts_ea,
+        "ts_ea_ci95": list(row.ts_ea_ci95) if row.ts_ea_ci95 else None,
         "per_database": row.per_database,
         "per_hardness": row.per_hardness,
         "spider_ea": row.spider_ea,
@@ -114,6 +127,10 @@ def csv_header(board: Leaderboard) -> list[str]:
         "baseline",
         "source",
         "scorer_version",
+        # Added last, so that a reader that counts columns finds the older ones where they were.
+        "ts_ea",
+        "ts_ea_ci95_low",
+        "ts_ea_ci95_high",
     ]
 
 
@@ -123,6 +140,7 @@ def csv_text(board: Leaderboard) -> str:
     writer.writerow(csv_header(board))
     for row in board.rows:
         low, high = row.ea_ci95 or (None, None)
+        ts_low, ts_high = row.ts_ea_ci95 or (None, None)
         writer.writerow(
             [
                 _number(row.rank),
@@ -144,6 +162,9 @@ def csv_text(board: Leaderboard) -> str:
                 "true" if row.baseline else "false",
                 _text(row.source),
                 row.scorer_version or "",
+                _number(row.ts_ea),
+                _number(ts_low),
+                _number(ts_high),
             ]
         )
     return out.getvalue()

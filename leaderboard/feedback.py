@@ -7,9 +7,11 @@ the scores, never of the hidden databases in any other way.
   on the data: not submitted, or a parse, dialect or size error with its message. Whatever running it
   told (a runtime error and its text, a timeout, a resource limit, right or wrong) is never shown per
   question, since each would be a bit of the hidden data (a crafted error message, the whole of it).
-- A private submission's owner sees the overall EA, EA-strict and the 95% CI: about log2(n + 1) bits.
-- The breakdowns (EA per database and per hardness level, outcome counts) are shown once a submission is
-  public, where everyone, staff included, sees them; or to the owner when staff open them for a version.
+- A private submission's owner sees the overall EA, EA-strict and TS-EA, and the 95% CIs of EA and TS-EA
+  (which depend on those counts alone): one count of right answers each, about log2(n + 1) bits apiece.
+- The breakdowns (EA, EA-strict and TS-EA per database and per hardness level, outcome counts) are shown
+  once a submission is public, where everyone, staff included, sees them; or to the owner when staff open
+  them for a version.
 - Staff see everything.
 
 Every page, API answer, export and chart takes a submission's scores and per-question lines from
@@ -35,7 +37,7 @@ BREAKDOWNS = ("per_database", "per_hardness", "outcomes")
 
 @dataclass(frozen=True)
 class Disclosure:
-    breakdowns: bool  # EA per database and per hardness level, outcome counts
+    breakdowns: bool  # EA, EA-strict and TS-EA per database and per hardness level, outcome counts
     run_details: bool  # per question: outcome, verdict and error text of the run (staff only)
     own_queries: bool  # the predictions, and their static checks (owner and staff)
 
@@ -96,7 +98,9 @@ def visible_status(submission: Submission, viewer: Any, *, now: datetime | None 
 
 def visible_scores(scores: ScoresJSON, seen: Disclosure) -> VisibleScoresJSON:
     """The scores JSON with the breakdowns set to None where they may not be seen (same keys, so every
-    reader finds them)."""
+    reader finds them). TS-EA goes where EA-strict goes: in `overall` always, in each breakdown's groups
+    only with the breakdowns. Scores made before scorer 1.3.0 have no TS-EA keys, and none are made up:
+    every reader shows TS-EA as unknown there."""
     # Casts: every ScoresJSON is a VisibleScoresJSON, but TypedDict keys are mutable, hence invariant.
     if seen.breakdowns:
         return cast(VisibleScoresJSON, scores)

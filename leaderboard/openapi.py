@@ -29,10 +29,10 @@ _JSON_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean", 
 
 def json_schema(annotation: Any, *, refs: Mapping[type, str] | None = None) -> dict:
     """The JSON Schema of a type, for the types the JSON objects here are annotated with: a TypedDict (its
-    keys required but those marked NotRequired; its docstring, if any, the description), str, int, float, bool, None, X | Y, list[X],
-    dict[str, X] (an object with any keys), dict[Literal[...], X] (an object with these keys), a Literal of
-    strings, and Annotated[X, Schema(...)], whose keywords are added. A TypedDict named in `refs` is
-    referred to as that component instead of written out."""
+    keys required but those marked NotRequired; its docstring, if any, the description), str, int, float,
+    bool, None, X | Y, list[X], dict[str, X] (an object with any keys), dict[Literal[...], X] (an object
+    with these keys), a Literal of strings, and Annotated[X, Schema(...)], whose keywords are added. A
+    TypedDict named in `refs` is referred to as that component instead of written out."""
     refs = refs or {}
     origin, args = get_origin(annotation), get_args(annotation)
     if origin in (NotRequired, Required):  # whether a key is required is the TypedDict's to say
@@ -50,7 +50,7 @@ def json_schema(annotation: Any, *, refs: Mapping[type, str] | None = None) -> d
         schema = {"type": "object"}
         if annotation.__doc__:
             schema["description"] = " ".join(inspect.cleandoc(annotation.__doc__).split())
-        schema["required"] = [key for key in hints if key in annotation.__required_keys__]
+        schema["required"] = [key for key, hint in hints.items() if _required(annotation, key, hint)]
         schema["properties"] = {key: json_schema(hint, refs=refs) for key, hint in hints.items()}
         return schema
     if origin in (Union, types.UnionType):
@@ -70,6 +70,16 @@ def json_schema(annotation: Any, *, refs: Mapping[type, str] | None = None) -> d
     if annotation in _JSON_TYPES:
         return {"type": _JSON_TYPES[annotation]}
     raise TypeError(f"no JSON Schema for {annotation!r}")
+
+
+def _required(typed_dict: Any, key: str, hint: Any) -> bool:
+    """Whether `key` of `typed_dict` is required. Its marker first: under `from __future__ import
+    annotations` Python 3.11 cannot see NotRequired and Required in `__required_keys__`, which then only
+    says whether the TypedDict is total; the hints, resolved, still carry the markers."""
+    marker = get_origin(hint)
+    if marker in (NotRequired, Required):
+        return marker is Required
+    return key in typed_dict.__required_keys__
 
 
 def _union(schemas: list[dict]) -> dict:

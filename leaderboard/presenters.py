@@ -2,53 +2,51 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from evaluation.scoring.score import scored_by_older_scorer
 from evaluation.scoring.scores_json import VisibleScoresJSON
 from evaluation.scoring.vocabulary import HARDNESS_LEVELS, OUTCOMES
 
+# Scores made before scorer 1.3.0 have no TS-EA: None, which the pages show as unknown ("—").
+_NO_TS_EA = {"ts_ea": None, "ts_ea_ci95": None, "ts_questions": None}
+
 
 def score_tables(scores: VisibleScoresJSON) -> dict:
     """The tables of a results page, from scores as `feedback` cut them: a hidden breakdown is None.
-    `older_scorer` is the version of the scorer that made them when it is not the current one, else ""."""
+    `older_scorer` is the version of the scorer that made them when it is not the current one, else "".
+    TS-EA is None wherever the scores lack it."""
     scorer = scores["scorer_version"]
-    head = {"overall": scores["overall"], "older_scorer": scorer if scored_by_older_scorer(scorer) else ""}
+    head = {
+        "overall": {**_NO_TS_EA, **scores["overall"]},
+        "older_scorer": scorer if scored_by_older_scorer(scorer) else "",
+    }
     if scores["per_database"] is None:
         return {**head, "per_database": None, "per_hardness": None, "outcomes": None}
     per_hardness = [
-        (level, scores["per_hardness"][level]) for level in HARDNESS_LEVELS if level in scores["per_hardness"]
+        (level, {"ts_ea": None, **scores["per_hardness"][level]})
+        for level in HARDNESS_LEVELS
+        if level in scores["per_hardness"]
     ]
     return {
         **head,
-        "per_database": sorted(scores["per_database"].items()),
+        "per_database": [
+            (db, {"ts_ea": None, **group}) for db, group in sorted(scores["per_database"].items())
+        ],
         "per_hardness": per_hardness,
         "outcomes": [(name, scores["outcomes"].get(name, 0)) for name in OUTCOMES],
     }
 
 
 def comparison(a: VisibleScoresJSON, b: VisibleScoresJSON) -> dict:
-    """Two submissions' scores (as `feedback` cut them) side by side: overall, and per database and per
-    hardness level where both show them, with the difference a - b (None where either has no scored
-    question)."""
-
-    def line(name: str, a: dict | None, b: dict | None) -> dict:
-        ea_a = a["ea"] if a and a.get("n") else None
-        ea_b = b["ea"] if b and b.get("n") else None
-        return {
-            "name": name,
-            "a": ea_a,
-            "b": ea_b,
-            "a_n": a.get("n") if a else None,
-            "b_n": b.get("n") if b else None,
-            "difference": None if ea_a is None or ea_b is None else ea_a - ea_b,
-        }
-
+    """Two submissions' scores (as `feedback` cut them) side by side: EA, EA-strict and TS-EA overall, and
+    EA and TS-EA (under "ts_ea") per database and per hardness level where both show them, with the
+    difference a - b. A value is None where its side has no scored question or, for TS-EA, where its
+    scores were made before scorer 1.3.0; the difference is None where either value is."""
     overall = [
-        line("EA", a["overall"], b["overall"]),
-        line(
-            "EA-strict",
-            {"ea": a["overall"]["ea_strict"], "n": a["overall"]["n"]},
-            {"ea": b["overall"]["ea_strict"], "n": b["overall"]["n"]},
-        ),
+        _line("EA", a["overall"], b["overall"], "ea"),
+        _line("EA-strict", a["overall"], b["overall"], "ea_strict"),
+        _line("TS-EA", a["overall"], b["overall"], "ts_ea"),
     ]
     if a["per_database"] is None or b["per_database"] is None:
         return {"overall": overall, "per_database": None, "per_hardness": None}
@@ -56,8 +54,35 @@ def comparison(a: VisibleScoresJSON, b: VisibleScoresJSON) -> dict:
     levels = [level for level in HARDNESS_LEVELS if level in a["per_hardness"] or level in b["per_hardness"]]
     return {
         "overall": overall,
-        "per_database": [line(db, a["per_database"].get(db), b["per_database"].get(db)) for db in databases],
+        "per_database": [
+            _group_line(db, a["per_database"].get(db), b["per_database"].get(db)) for db in databases
+        ],
         "per_hardness": [
-            line(level, a["per_hardness"].get(level), b["per_hardness"].get(level)) for level in levels
+            _group_line(level, a["per_hardness"].get(level), b["per_hardness"].get(level)) for level in levels
         ],
     }
+
+
+# The section of the metrics page that explains a metric, for the metrics a reader may not know.
+_ABOUT = {"ts_ea": "ts-ea"}
+
+
+def _line(name: str, a: Mapping | None, b: Mapping | None, metric: str) -> dict:
+    value_a, value_b = _value(a, metric), _value(b, metric)
+    return {
+        "name": name,
+        "about": _ABOUT.get(metric, ""),
+        "a": value_a,
+        "b": value_b,
+        "a_n": a.get("n") if a else None,
+        "b_n": b.get("n") if b else None,
+        "difference": None if value_a is None or value_b is None else value_a - value_b,
+    }
+
+
+def _group_line(name: str, a: Mapping | None, b: Mapping | None) -> dict:
+    return {**_line(name, a, b, "ea"), "ts_ea": _line(name, a, b, "ts_ea")}
+
+
+def _value(group: Mapping | None, metric: str) -> float | None:
+    return group.get(metric) if group and group.get("n") else None

@@ -58,6 +58,9 @@ class Row:
     per_database: dict[str, float | None]
     per_hardness: dict[str, float | None]
     spider_ea: float | None
+    # Test-suite EA and its interval: None for a baseline and for scores made before scorer 1.3.0.
+    ts_ea: float | None = None
+    ts_ea_ci95: tuple[float, float] | None = None
     model_size: str = ""
     weights: str = Weights.UNKNOWN
     approach: str = Approach.OTHER
@@ -116,6 +119,7 @@ _VALUES: dict[str, Callable[[Row], Any]] = {
     "date": lambda row: row.date,
     "ea": lambda row: row.ea,
     "ea_strict": lambda row: row.ea_strict,
+    "ts_ea": lambda row: row.ts_ea,
     "spider_ea": lambda row: row.spider_ea,
     "spider_gap": lambda row: row.spider_gap,
     "model_size": lambda row: row.parameter_count,
@@ -131,6 +135,7 @@ class Column:
     group: str | None = None
     numeric: bool = True
     help: str | Promise = ""
+    about: str = ""  # the id of the section of the metrics page that explains the column, if any
 
 
 @dataclass(frozen=True)
@@ -152,6 +157,15 @@ class Leaderboard:
             Column("date", _("Date"), numeric=False),
             Column("ea", _("EA"), help=_("Execution accuracy (%) and its 95% confidence interval")),
             Column("ea_strict", _("EA-strict"), help=_("The authors' rule: same rows in the same order (%)")),
+            Column(
+                "ts_ea",
+                _("TS-EA"),
+                help=_(
+                    "Test-suite execution accuracy (%) and its 95% confidence interval: right on every"
+                    " neighbour database of the question's test suite too"
+                ),
+                about="ts-ea",
+            ),
             *(Column(f"db_{slug}", slug, "databases") for slug in self.databases),
             *(Column(f"hardness_{level}", Hardness(level).label, "hardness") for level in HARDNESS_LEVELS),
             Column(
@@ -270,7 +284,6 @@ def _submission_row(item: dict, databases: list[str]) -> Row:
     # A public submission shows its breakdowns to anyone: none of them is None here.
     scores: VisibleScoresJSON = feedback.public_scores(item["scores"] or {})
     overall = scores.get("overall", {})
-    ci = overall.get("ea_ci95")
     return Row(
         submission_id=item["pk"],
         model_name=item["model_name"],
@@ -278,15 +291,22 @@ def _submission_row(item: dict, databases: list[str]) -> Row:
         date=item["created_at"].date(),
         ea=item["ea"] or 0.0,
         ea_strict=item["ea_strict"],
-        ea_ci95=(ci[0], ci[1]) if ci else None,
+        ea_ci95=_interval(overall.get("ea_ci95")),
         per_database=_accuracies(scores.get("per_database", {}), databases),
         per_hardness=_accuracies(scores.get("per_hardness", {}), HARDNESS_LEVELS),
         spider_ea=_fraction(item["spider_dev_ea"]),
+        # Absent from scores made before scorer 1.3.0: unknown, never 0 and never EA.
+        ts_ea=overall.get("ts_ea"),
+        ts_ea_ci95=_interval(overall.get("ts_ea_ci95")),
         model_size=item["model_size"],
         weights=item["weights"],
         approach=item["approach"],
         scorer_version=scores.get("scorer_version"),
     )
+
+
+def _interval(bounds: list[float] | None) -> tuple[float, float] | None:
+    return (bounds[0], bounds[1]) if bounds else None
 
 
 def _accuracies(groups: Mapping[str, AccuracyJSON], names: Iterable[str]) -> dict[str, float | None]:
@@ -397,7 +417,7 @@ def parameters(size: str) -> float | None:
 # built in one go from one reading of the rows, so that no entry mixes two states.
 
 CACHE_SECONDS = 3600
-_SCHEMA = 2  # bump when Row or Leaderboard change shape
+_SCHEMA = 3  # bump when Row or Leaderboard change shape
 
 
 def _token_key(label: str) -> str:

@@ -172,6 +172,8 @@ def compare(request: HttpRequest) -> HttpResponse:
         "first": first,
         "second": second,
         "ci95": (a["overall"]["ea_ci95"], b["overall"]["ea_ci95"]),
+        # None where the scores were made before scorer 1.3.0.
+        "ts_ci95": (a["overall"].get("ts_ea_ci95"), b["overall"].get("ts_ea_ci95")),
         "comparison": comparison,
         "chart": charts.compare_bars(a, b, names=names) if comparison["per_database"] is not None else None,
         "indexable": all(s.is_public and not s.is_hidden for s in (first, second)),

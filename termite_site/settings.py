@@ -232,6 +232,10 @@ TERMITE_PUBLIC_PER_VERSION = env_int("TERMITE_PUBLIC_PER_VERSION", 3)
 # How long scoring took depends on the hidden data: participants see a result only at the next multiple
 # of this many seconds after scoring started, so the time tells at most log2(job time / this + 1) bits.
 TERMITE_RESULT_RELEASE_SECONDS = env_int("TERMITE_RESULT_RELEASE_SECONDS", 10)
+# Test suites (evaluation/scoring/suites.py): neighbour databases generated per database at import, of which
+# at most 8 are kept; the seed makes them reproducible (same archive and seed, same bytes). 0 builds none.
+TERMITE_SUITE_CANDIDATES = env_int("TERMITE_SUITE_CANDIDATES", 40)
+TERMITE_SUITE_SEED = env_str("TERMITE_SUITE_SEED", "termite")
 # A scoring job stamps its submission's heartbeat this often; the sweeper re-enqueues a `running`
 # submission silent for three beats (its job died), or, whatever its heartbeat, running for longer than
 # TERMITE_STUCK_AFTER_SECONDS (a job that beats but never ends); each at most TERMITE_MAX_ATTEMPTS times.

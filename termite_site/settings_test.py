@@ -14,6 +14,9 @@ os.environ.setdefault("TERMITE_GOLD_KEY", "q1v4JQn3bX9b0vJ6wq2m3Zs0xWlC1yH8d7m5P
 os.environ.setdefault("TERMITE_DATA_DIR", tempfile.mkdtemp(prefix="termite-test-"))
 # Results show as soon as they are scored; tests/leaderboard/test_feedback_release.py sets the step.
 os.environ.setdefault("TERMITE_RESULT_RELEASE_SECONDS", "0")
+# Imports build no test suites (each costs a second or so, and hundreds of tests load the demo): the tests of
+# suites and TS-EA ask for them (tests/evaluation/test_suites.py, the `demo_with_suites` fixture).
+os.environ.setdefault("TERMITE_SUITE_CANDIDATES", "0")
 
 from termite_site.settings import *  # noqa: F403
 

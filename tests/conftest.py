@@ -95,6 +95,15 @@ def demo_version(db):
 
 
 @pytest.fixture
+def demo_with_suites(db, settings):
+    """The demo benchmark with its test suites, as `dev.py start` loads it (other tests skip suites)."""
+    from evaluation.services import demo_benchmark_load
+
+    settings.TERMITE_SUITE_CANDIDATES = 12
+    return demo_benchmark_load()
+
+
+@pytest.fixture
 def in_process(settings):
     """Score in this process (django-rq's synchronous mode), as the embedded default does."""
     settings.REDIS_URL = ""

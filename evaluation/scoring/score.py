@@ -278,7 +278,7 @@ def _gold_results(
     it fails."""
     digests = {key: sandbox.database_sha256(database_paths[key]) for key in {key for _, key in targets}}
     results: GoldResults = {}
-    to_run: list[tuple[GoldQuestion, str, tuple[str, str, str], tuple[str, int] | None]] = []
+    to_run: list[tuple[GoldQuestion, str, tuple[str, str, str]]] = []
     for question, db_key in targets:
         key = (
             digests[db_key],
@@ -287,27 +287,42 @@ def _gold_results(
         )
         if gold_cache is not None and key in gold_cache:
             results[(question.question_id, db_key)] = gold_cache[key]
-            continue
-        try:
-            keyed = order_key_query(question.sql_sqlite)
-        except ValueError:
-            results[(question.question_id, db_key)] = None
-            continue
-        to_run.append((question, db_key, key, keyed))
-    queries = []
-    for question, db_key, _key, keyed in to_run:
-        path = database_paths[db_key]
-        queries.append(Query(path, question.sql_sqlite, budgeted=False))
-        if keyed is not None:
-            queries.append(Query(path, keyed[0], budgeted=False))
-    executions = iter(sandbox.execute_many(queries))
-    for question, db_key, key, keyed in to_run:
-        plain = next(executions)
-        with_keys = next(executions) if keyed is not None else None
-        result = _gold_result(plain, with_keys, keyed)
+        else:
+            to_run.append((question, db_key, key))
+    executed = run_gold(
+        sandbox, [(database_paths[db_key], question.sql_sqlite) for question, db_key, _ in to_run]
+    )
+    for (question, db_key, key), result in zip(to_run, executed, strict=True):
         results[(question.question_id, db_key)] = result
         if result is not None and gold_cache is not None:
             gold_cache[key] = result
+    return results
+
+
+def run_gold(sandbox: Sandbox, targets: Sequence[tuple[Path, str]]) -> list[GoldResult | None]:
+    """The result of each gold query (SQLite) on its database, run in one batch: its rows as the engine
+    gives them and, with an ORDER BY, its order keys; None where it fails."""
+    plans: list[tuple[str, int] | ValueError | None] = []
+    queries = []
+    for path, sql in targets:
+        try:
+            keyed = order_key_query(sql)
+        except ValueError as error:
+            plans.append(error)
+            continue
+        plans.append(keyed)
+        queries.append(Query(path, sql, budgeted=False))
+        if keyed is not None:
+            queries.append(Query(path, keyed[0], budgeted=False))
+    executions = iter(sandbox.execute_many(queries))
+    results: list[GoldResult | None] = []
+    for plan in plans:
+        if isinstance(plan, ValueError):
+            results.append(None)
+            continue
+        plain = next(executions)
+        with_keys = next(executions) if plan is not None else None
+        results.append(_gold_result(plain, with_keys, plan))
     return results
 
 

@@ -73,7 +73,7 @@
   }
 
   headers.forEach(function (th) {
-    th.querySelector("a").addEventListener("click", function (event) {
+    th.querySelector("a:not(.about)").addEventListener("click", function (event) {
       event.preventDefault();
       var current = th.getAttribute("aria-sort");
       var bestFirst = th.classList.contains("num") && th.dataset.key !== "rank";

@@ -139,7 +139,7 @@ class _Gold:
     order_keys: list[Row] | None
 
 
-def _gold_on_mariadb(reference: ReferenceDatabase, gold_sql: str) -> _Gold | None:
+def gold_on_mariadb(reference: ReferenceDatabase, gold_sql: str) -> _Gold | None:
     """The gold's rows and, when it orders, their keys from one run of the keyed query (compare.py)."""
     try:
         _, rows = reference.run(gold_sql)
@@ -154,7 +154,7 @@ def _gold_on_mariadb(reference: ReferenceDatabase, gold_sql: str) -> _Gold | Non
     return _Gold(*split_order_keys(keyed_rows, keyed[1]))
 
 
-def _verdict(reference: ReferenceDatabase, gold: _Gold, sql: str) -> str:
+def mariadb_verdict(reference: ReferenceDatabase, gold: _Gold, sql: str) -> str:
     try:
         _, rows = reference.run(sql)
     except ReferenceQueryError:
@@ -210,13 +210,13 @@ def run_differential(source: BenchmarkSource, *, reference_url: str, directory: 
             reference = references.get(item.db_slug)
             if reference is None or not copies.questions[item.public_id].valid:
                 continue
-            gold = _gold_on_mariadb(reference, item.gold_sql)
+            gold = gold_on_mariadb(reference, item.gold_sql)
             if gold is None:
                 continue
             runnable.append(item.public_id)
             for case in generate(item.public_id, item.gold_sql):
                 cases.append(case)
-                verdicts.append(_verdict(reference, gold, case.sql))
+                verdicts.append(mariadb_verdict(reference, gold, case.sql))
         seconds["mariadb judging"] = time.perf_counter() - started
     started = time.perf_counter()
     outcomes = judge_on_portal(copies, cases)

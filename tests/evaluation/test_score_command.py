@@ -127,16 +127,18 @@ def test_questions_adds_each_questions_verdict_to_the_json(demo_version, tmp_pat
     result = json.loads(score(write_jsonl(tmp_path / "p.jsonl", predictions), "--json", "--questions"))
     rows = {row["question_id"]: row for row in result["questions"]}
     assert len(rows) == 23
-    assert set(rows[first]) == {"question_id", "outcome", "ea", "ea_strict", "static"}
+    assert set(rows[first]) == {"question_id", "outcome", "ea", "ea_strict", "ts_ea", "static"}
     assert rows[first] == {
         "question_id": first,
         "outcome": "syntax_error",
         "ea": False,
         "ea_strict": False,
+        "ts_ea": False,
         "static": True,
     }
     assert rows[second]["outcome"] == "wrong_result" and rows[second]["static"] is False
     assert sum(row["ea"] for row in rows.values()) == 21
+    assert sum(row["ts_ea"] for row in rows.values()) == 21  # the gold itself is right on every neighbour
 
 
 def test_questions_needs_json(demo_version, tmp_path):

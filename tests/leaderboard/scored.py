@@ -4,6 +4,7 @@ for the demo benchmark (23 questions: biblioteca 12, ciclismo 11; easy 6, medium
 from __future__ import annotations
 
 from evaluation.scoring.metrics import bootstrap_ci
+from evaluation.scoring.score import SCORER_VERSION
 from evaluation.scoring.vocabulary import OUTCOMES
 
 DATABASES = {"biblioteca": 12, "ciclismo": 11}
@@ -20,38 +21,53 @@ def _spread(correct: int, sizes: dict[str, int]) -> dict[str, int]:
     return spread
 
 
-def scores_json(correct: int, *, strict: int | None = None, scorer_version: str = "1.0.0") -> dict:
+def _interval(right: int) -> list[float]:
+    return list(bootstrap_ci([True] * right + [False] * (QUESTIONS - right)))
+
+
+def scores_json(
+    correct: int, *, strict: int | None = None, ts: int | None = None, scorer_version: str | None = None
+) -> dict:
+    """`correct` right answers under EA, `strict` under EA-strict (default: as EA). With `ts`, that many
+    right under test-suite EA, every question having a suite, as the current scorer writes it; without
+    it, no TS-EA at all, as in scores made before scorer 1.3.0 (the default scorer version is then 1.0.0)."""
     strict = correct if strict is None else strict
+    if scorer_version is None:
+        scorer_version = "1.0.0" if ts is None else SCORER_VERSION
 
     def groups(sizes: dict[str, int]) -> dict:
         right, right_strict = _spread(correct, sizes), _spread(strict, sizes)
+        right_ts = _spread(ts or 0, sizes)
         return {
-            name: {"ea": right[name] / size, "ea_strict": right_strict[name] / size, "n": size}
+            name: {
+                "ea": right[name] / size,
+                "ea_strict": right_strict[name] / size,
+                **({} if ts is None else {"ts_ea": right_ts[name] / size}),
+                "n": size,
+            }
             for name, size in sizes.items()
         }
 
-    low, high = bootstrap_ci([True] * correct + [False] * (QUESTIONS - correct))
+    overall = {"ea": correct / QUESTIONS, "ea_strict": strict / QUESTIONS, "ea_ci95": _interval(correct)}
+    if ts is not None:
+        overall.update(ts_ea=ts / QUESTIONS, ts_ea_ci95=_interval(ts), ts_questions=QUESTIONS)
     outcomes = dict.fromkeys(OUTCOMES, 0)
     outcomes.update(correct=correct, wrong_result=QUESTIONS - correct)
     return {
         "version": "demo-1.0",
         "scorer_version": scorer_version,
-        "overall": {
-            "ea": correct / QUESTIONS,
-            "ea_strict": strict / QUESTIONS,
-            "ea_ci95": [low, high],
-            "n": QUESTIONS,
-            "excluded": 0,
-        },
+        "overall": {**overall, "n": QUESTIONS, "excluded": 0},
         "per_database": groups(DATABASES),
         "per_hardness": groups(HARDNESS),
         "outcomes": outcomes,
     }
 
 
-def scored_fields(correct: int, *, strict: int | None = None, scorer_version: str = "1.0.0") -> dict:
-    """The fields of a public submission scored with `correct` right answers of 23 by `scorer_version`."""
-    scores = scores_json(correct, strict=strict, scorer_version=scorer_version)
+def scored_fields(
+    correct: int, *, strict: int | None = None, ts: int | None = None, scorer_version: str | None = None
+) -> dict:
+    """The fields of a public submission scored with `correct` right answers of 23 (see `scores_json`)."""
+    scores = scores_json(correct, strict=strict, ts=ts, scorer_version=scorer_version)
     return {
         "status": "scored",
         "is_public": True,

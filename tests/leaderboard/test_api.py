@@ -16,6 +16,7 @@ from evaluation.services import version_create_draft
 from leaderboard.models import Submission
 from termite_site.accounts.services import api_token_create
 from tests.demo import predictions_jsonl
+from tests.leaderboard.scored import scored_fields
 from tests.processes import embedded_env, manage, serve
 
 pytestmark = pytest.mark.django_db
@@ -76,6 +77,32 @@ def test_the_status_carries_the_same_scores_as_the_score_command(
         "outcomes",
     }
     assert body["scores"]["overall"]["ea"] == 1.0
+
+
+def test_the_scores_carry_ts_ea_overall_and_in_every_group_once_scored(
+    client, token, gold, in_process, django_capture_on_commit_callbacks
+):
+    predictions = {**gold, "biblioteca-001": "SELECT 42"}
+    with django_capture_on_commit_callbacks(execute=True):
+        created = upload(client, token, predictions_jsonl(predictions), public="true").json()
+    scores = client.get(reverse("api:submission_detail", args=[created["id"]]), **auth(token)).json()[
+        "scores"
+    ]
+    overall = scores["overall"]
+    # The demo benchmark has no test suites, so TS-EA is EA there, and its interval EA's.
+    assert overall["ts_questions"] == 0
+    assert overall["ts_ea"] == overall["ea"] == pytest.approx(22 / 23)
+    assert overall["ts_ea_ci95"] == overall["ea_ci95"]
+    assert scores["per_database"]["biblioteca"]["ts_ea"] == pytest.approx(11 / 12)
+    assert all("ts_ea" in group for group in scores["per_hardness"].values())
+
+
+def test_the_leaderboard_api_carries_ts_ea_and_null_where_it_is_unknown(client, make_submission):
+    make_submission(model_name="Nuovo", **scored_fields(20, ts=16))
+    make_submission(model_name="Vecchio", **scored_fields(15))
+    rows = {row["model_name"]: row for row in client.get(reverse("api:leaderboard")).json()["rows"]}
+    assert rows["Nuovo"]["ts_ea"] == pytest.approx(16 / 23) and len(rows["Nuovo"]["ts_ea_ci95"]) == 2
+    assert rows["Vecchio"]["ts_ea"] is None and rows["Vecchio"]["ts_ea_ci95"] is None
 
 
 def test_a_queued_submission_has_no_scores_yet(client, token, make_submission):

@@ -36,6 +36,7 @@ def test_anyone_compares_two_public_submissions_per_database_and_per_hardness(cl
     assert lines(response, "overall") == {
         "EA": (pytest.approx(20 / 23), pytest.approx(11 / 23), pytest.approx(9 / 23)),
         "EA-strict": (pytest.approx(18 / 23), pytest.approx(11 / 23), pytest.approx(7 / 23)),
+        "TS-EA": (None, None, None),  # both scored before TS-EA existed: unknown, not 0
     }
     assert lines(response, "per_database") == {
         "biblioteca": (1.0, pytest.approx(11 / 12), pytest.approx(1 / 12)),
@@ -50,6 +51,47 @@ def test_anyone_compares_two_public_submissions_per_database_and_per_hardness(cl
     bars = response.context["chart"]["data"]
     assert [trace["name"] for trace in bars] == [f"A: Alfa (#{first.pk})", f"B: Beta (#{second.pk})"]
     assert list(bars[0]["x"]) == ["biblioteca", "ciclismo", "easy", "medium", "hard", "extra"]
+
+
+def ts_lines(response, part: str) -> dict[str, tuple]:
+    return {
+        line["name"]: (line["ts_ea"]["a"], line["ts_ea"]["b"], line["ts_ea"]["difference"])
+        for line in response.context["comparison"][part]
+    }
+
+
+def test_ts_ea_is_compared_overall_with_its_interval_and_per_group(client, make_submission, other_user):
+    first = make_submission(model_name="Alfa", **scored_fields(20, ts=16))
+    second = make_submission(model_name="Beta", user=other_user, **scored_fields(11, ts=9))
+    response = client.get(URL, {"a": first.pk, "b": second.pk})
+    assert lines(response, "overall")["TS-EA"] == (
+        pytest.approx(16 / 23),
+        pytest.approx(9 / 23),
+        pytest.approx(7 / 23),
+    )
+    assert ts_lines(response, "per_database") == {
+        "biblioteca": (1.0, 0.75, 0.25),
+        "ciclismo": (pytest.approx(4 / 11), 0.0, pytest.approx(4 / 11)),
+    }
+    assert ts_lines(response, "per_hardness")["hard"] == (pytest.approx(3 / 6), 0.0, pytest.approx(3 / 6))
+    body = response.content.decode()
+    metrics = reverse("metrics")
+    assert f'<th scope="row"><a href="{metrics}#ts-ea">TS-EA</a></th>' in body
+    assert f'<th scope="row">ciclismo · <a href="{metrics}#ts-ea">TS-EA</a></th>' in body
+    (low_a, high_a), (low_b, high_b) = (s.scores["overall"]["ts_ea_ci95"] for s in (first, second))
+    ci_row = body.split('id="ts-ea-ci95"')[1].split("</tr>")[0]
+    assert f"{100 * low_a:.1f}\u2013{100 * high_a:.1f}" in ci_row
+    assert f"{100 * low_b:.1f}\u2013{100 * high_b:.1f}" in ci_row
+
+
+def test_a_side_scored_before_ts_ea_compares_it_as_unknown(client, make_submission, other_user):
+    current = make_submission(model_name="Alfa", **scored_fields(20, ts=16))
+    older = make_submission(model_name="Beta", user=other_user, **scored_fields(11))
+    response = client.get(URL, {"a": current.pk, "b": older.pk})
+    assert lines(response, "overall")["TS-EA"] == (pytest.approx(16 / 23), None, None)
+    assert ts_lines(response, "per_database")["biblioteca"] == (1.0, None, None)
+    ci_row = response.content.decode().split('id="ts-ea-ci95"')[1].split("</tr>")[0]
+    assert ci_row.endswith('<td class="num">—</td><td></td>')
 
 
 def test_a_private_submission_cannot_be_compared_by_others(client, other_user, make_submission, pair):

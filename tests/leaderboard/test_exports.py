@@ -37,6 +37,8 @@ ROW_KEYS = {
     "ea",
     "ea_strict",
     "ea_ci95",
+    "ts_ea",
+    "ts_ea_ci95",
     "per_database",
     "per_hardness",
     "spider_ea",
@@ -72,6 +74,9 @@ CSV_COLUMNS = [
     "baseline",
     "source",
     "scorer_version",
+    "ts_ea",
+    "ts_ea_ci95_low",
+    "ts_ea_ci95_high",
 ]
 
 
@@ -136,6 +141,8 @@ def test_a_json_row_carries_the_scores_and_the_model_card(client, ranked):
         "ea": alfa.scores["overall"]["ea"],
         "ea_strict": alfa.scores["overall"]["ea_strict"],
         "ea_ci95": alfa.scores["overall"]["ea_ci95"],
+        "ts_ea": None,  # scored before TS-EA existed: unknown
+        "ts_ea_ci95": None,
         "per_database": {"biblioteca": 1.0, "ciclismo": 8 / 11},
         "per_hardness": {"easy": 1.0, "medium": 1.0, "hard": 1.0, "extra": 0.25},
         "spider_ea": 0.85,
@@ -156,6 +163,7 @@ def test_a_baseline_is_exported_as_such(client, ranked):
     assert baseline["per_database"] == {"biblioteca": 0.75, "ciclismo": 0.5}
     assert baseline["per_hardness"] == dict.fromkeys(("easy", "medium", "hard", "extra"))
     assert baseline["ea_ci95"] is None and baseline["ea_strict"] is None
+    assert baseline["ts_ea"] is None and baseline["ts_ea_ci95"] is None
     assert baseline["scorer_version"] is None  # not scored here
     assert (baseline["date"], baseline["source"], baseline["weights"]) == (
         "2024-05-01",
@@ -254,6 +262,9 @@ def test_a_csv_row_holds_the_same_values_as_the_json_row(client, ranked):
         "baseline": "false",
         "source": "",
         "scorer_version": "1.0.0",
+        "ts_ea": "",
+        "ts_ea_ci95_low": "",
+        "ts_ea_ci95_high": "",
     }
     baseline = read_csv(client.get(csv_url()))[2]
     assert (
@@ -271,6 +282,24 @@ def test_the_exports_carry_the_version_of_the_scorer_that_made_each_rows_scores(
     expected = {"Nuovo": SCORER_VERSION, "Vecchio": "1.1.0"}
     assert {r["model_name"]: r["scorer_version"] for r in client.get(JSON).json()["rows"]} == expected
     assert {r["model_name"]: r["scorer_version"] for r in read_csv(client.get(csv_url()))} == expected
+
+
+def test_both_exports_carry_ts_ea_and_its_interval_and_leave_it_empty_where_unknown(
+    client, make_submission, demo_version
+):
+    make_submission(model_name="Nuovo", **scored_fields(20, ts=17))
+    make_submission(model_name="Vecchio", **scored_fields(15))
+    new, old = client.get(JSON).json()["rows"]
+    low, high = new["ts_ea_ci95"]
+    assert new["ts_ea"] == pytest.approx(17 / 23) and low < 17 / 23 < high
+    assert (old["ts_ea"], old["ts_ea_ci95"]) == (None, None)  # unknown: neither 0 nor its EA
+    new_csv, old_csv = read_csv(client.get(csv_url()))
+    assert (new_csv["ts_ea"], new_csv["ts_ea_ci95_low"], new_csv["ts_ea_ci95_high"]) == (
+        str(17 / 23),
+        str(low),
+        str(high),
+    )
+    assert (old_csv["ts_ea"], old_csv["ts_ea_ci95_low"], old_csv["ts_ea_ci95_high"]) == ("", "", "")
 
 
 def test_the_page_links_both_exports(client, ranked):

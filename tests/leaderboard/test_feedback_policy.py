@@ -11,9 +11,11 @@ import pytest
 from django.conf import settings
 from django.urls import reverse
 
+from evaluation.models import BenchmarkVersion
 from leaderboard.models import Submission
 from leaderboard.services import submission_score
 from termite_site.accounts.services import api_token_create
+from tests.leaderboard.scored import scored_fields
 
 pytestmark = pytest.mark.django_db
 
@@ -128,6 +130,35 @@ def test_staff_open_the_breakdowns_of_private_submissions_for_a_version(client, 
     assert api_get(client, owner, submission)["scores"]["per_database"] is None
 
 
+def test_ts_ea_goes_where_ea_strict_goes_overall_to_a_private_owner_per_group_with_the_breakdowns(
+    client, owner, make_submission
+):
+    submission = make_submission(**{**scored_fields(20, strict=18, ts=16), "is_public": False})
+    client.force_login(owner)
+    scores = api_get(client, owner, submission)["scores"]
+    assert scores["overall"]["ts_ea"] == pytest.approx(16 / 23) and scores["overall"]["ts_questions"] == 23
+    assert scores["overall"]["ts_ea_ci95"] == submission.scores["overall"]["ts_ea_ci95"]
+    assert scores["per_database"] is None and scores["per_hardness"] is None
+    page = client.get(submission.get_absolute_url()).content.decode()
+    assert 'id="ts-ea">69.6</strong>' in page and 'id="breakdowns-hidden"' in page
+    assert 'id="per-database"' not in page
+    # Staff open the breakdowns of private submissions for the version: TS-EA per group comes with them.
+    BenchmarkVersion.objects.filter(pk=submission.version_id).update(private_breakdowns=True)
+    scores = api_get(client, owner, submission)["scores"]
+    assert {db: group["ts_ea"] for db, group in scores["per_database"].items()} == {
+        "biblioteca": 1.0,
+        "ciclismo": pytest.approx(4 / 11),
+    }
+    assert all("ts_ea" in group for group in scores["per_hardness"].values())
+
+
+def test_scores_made_before_ts_ea_existed_get_no_ts_ea_made_up(client, owner, make_submission):
+    submission = make_submission(**{**scored_fields(20), "is_public": True})
+    scores = api_get(client, owner, submission)["scores"]
+    assert not {"ts_ea", "ts_ea_ci95", "ts_questions"} & set(scores["overall"])
+    assert all("ts_ea" not in group for group in scores["per_database"].values())
+
+
 def test_participants_cannot_change_the_feedback_rule(client, owner, demo_version):
     client.force_login(owner)
     url = reverse("staff:version_feedback", args=[demo_version.label])
@@ -174,14 +205,18 @@ def test_the_upload_page_says_what_will_be_shown_before_anyone_uploads(client, o
     client.force_login(owner)
     body = client.get(reverse("leaderboard:submission_new")).content.decode()
     assert 'id="what-you-see"' in body and "Never what running it did" in body
+    assert "A private submission: overall EA, EA-strict and TS-EA" in body
     assert "3 public submissions per version (0 used)" in body
 
 
 def test_the_metrics_page_states_the_rule_and_its_bound_in_bits(client, demo_version):
     body = client.get(reverse("metrics")).content.decode()
     assert 'id="feedback"' in body and 'id="information-bound"' in body
-    # 23 demo questions: log2(24) = 4.6 bits for the overall EA alone.
+    assert "A private submission: overall EA, EA-strict and TS-EA" in body
+    # 23 demo questions: log2(24) = 4.6 bits for the overall EA alone; EA, EA-strict and TS-EA are counts
+    # k >= j, k >= t, sum over k of (k + 1)^2 = 24 * 25 * 49 / 6 = 4900 triples: 12.3 bits.
     assert '<td class="num">4.6</td>' in body
+    assert '<td class="num">12.3</td>' in body
 
 
 @pytest.mark.parametrize("channel", ["form", "api"])

@@ -6,6 +6,7 @@ import pytest
 from django.urls import reverse
 
 from leaderboard.services import submission_moderate, submission_score
+from tests.leaderboard.scored import scored_fields
 
 pytestmark = pytest.mark.django_db
 
@@ -44,6 +45,25 @@ def test_staff_hide_a_submission_from_the_admin(client, django_user_model, publi
     assert response.status_code == 302
     public.refresh_from_db()
     assert public.is_hidden and public.moderation_reason == "duplicato"
+
+
+def test_the_admin_shows_ts_ea_beside_ea_strict_and_a_dash_where_it_is_unknown(
+    client, django_user_model, make_submission
+):
+    admin = django_user_model.objects.create_superuser("root", "root@example.org", "pw-123456789")
+    client.force_login(admin)
+    current = make_submission(**scored_fields(20, ts=16))
+    older = make_submission(**scored_fields(20))
+
+    def shown(submission) -> str:
+        body = client.get(
+            reverse("admin:leaderboard_submission_change", args=[submission.pk])
+        ).content.decode()
+        field = body.split('<label class="inline">TS-EA:</label>')[1]
+        return field.split('<div class="readonly">')[1].split("</div>")[0]
+
+    assert shown(current) == str(16 / 23)
+    assert shown(older) == "-"  # the admin's empty value: unknown, neither 0 nor EA
 
 
 def test_staff_raise_a_quota_from_the_admin(client, django_user_model, owner):

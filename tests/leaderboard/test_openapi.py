@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import re
 from datetime import date
-from typing import Annotated, Literal, TypedDict
+from typing import Annotated, Literal, NotRequired, TypedDict
 
 import pytest
 from django.urls import reverse
@@ -101,10 +101,15 @@ def test_the_breakdowns_of_the_scores_may_be_null_and_list_every_outcome(documen
     ]
 
 
+def test_ts_ea_of_a_row_is_a_fraction_or_null(document):
+    row = component(document, "LeaderboardRow")["properties"]
+    assert row["ts_ea"]["type"] == ["number", "null"] and row["ts_ea_ci95"]["type"] == ["array", "null"]
+
+
 @pytest.mark.django_db
 def test_the_leaderboard_the_api_returns_matches_its_schema(client, document, make_submission, demo_version):
-    make_submission(model_name="Alfa", **scored_fields(20, strict=19))
-    make_submission(model_name="Beta", **scored_fields(12))
+    make_submission(model_name="Alfa", **scored_fields(20, strict=19, ts=17))
+    make_submission(model_name="Beta", **scored_fields(12))  # no TS-EA: scored before it existed
     Baseline.objects.create(
         version=demo_version,
         model_name="Dall'articolo",
@@ -155,6 +160,7 @@ class _Example(TypedDict):
     counts: dict[Literal["a", "b"], int]
     by_name: dict[str, bool]
     kind: Literal["x", "y"]
+    note: NotRequired[str]
 
 
 def test_json_schema_maps_each_kind_of_annotation():
@@ -170,6 +176,7 @@ def test_json_schema_maps_each_kind_of_annotation():
             "counts": {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}},
             "by_name": {"type": "object", "additionalProperties": {"type": "boolean"}},
             "kind": {"type": "string", "enum": ["x", "y"]},
+            "note": {"type": "string"},  # described, not required
         },
     }
     assert json_schema(_Example | None) == {**json_schema(_Example), "type": ["object", "null"]}
@@ -202,3 +209,15 @@ def test_the_validator_of_these_tests_catches_what_it_should():
     missing = dict(good)
     del missing["name"]
     assert re.search("no 'name'", violations(missing, schema, {})[0])
+    assert violations({**good, "note": "n"}, schema, {}) == []
+
+
+def test_keys_the_scores_may_lack_are_described_but_not_required(document):
+    """Scores made before scorer 1.3.0 have no TS-EA; they match the description all the same."""
+    scores = component(document, "Scores")["properties"]
+    overall, group = scores["overall"], scores["per_database"]["additionalProperties"]
+    assert {"ts_ea", "ts_ea_ci95", "ts_questions"} <= set(overall["properties"]) - set(overall["required"])
+    assert "ts_ea" in set(group["properties"]) - set(group["required"])
+    older = {"ea": 0.5, "ea_strict": 0.5, "ea_ci95": [0.3, 0.7], "n": 4, "excluded": 0}
+    assert violations(older, overall, document) == []
+    assert violations({"ea": 0.5, "ea_strict": 0.5, "n": 4}, group, document) == []

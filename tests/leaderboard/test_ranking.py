@@ -152,6 +152,26 @@ def test_a_row_scored_by_the_real_scorer_reads_the_same(make_submission, gold):
     assert only.per_database["ciclismo"] == pytest.approx(10 / 11)
     assert only.rank == 1
     assert only.scorer_version == SCORER_VERSION and not only.scored_by_older_scorer
+    # The demo benchmark has no test suites: each question's TS-EA is its EA.
+    assert only.ts_ea == only.ea and only.ts_ea_ci95 == only.ea_ci95
+
+
+def test_a_row_carries_ts_ea_and_its_interval_and_none_where_they_are_unknown(make_submission, demo_version):
+    current = make_submission(model_name="Nuovo", **scored_fields(20, ts=16))
+    make_submission(model_name="Vecchio", **scored_fields(15))
+    Baseline.objects.create(
+        version=demo_version,
+        model_name="Riferimento",
+        per_database={"biblioteca": 0.5},
+        source="Un articolo, 2024.",
+        date=date(2024, 5, 1),
+    )
+    rows = {r.model_name: r for r in build_leaderboard(version=demo_version).rows}
+    assert rows["Nuovo"].ts_ea == pytest.approx(16 / 23)
+    assert rows["Nuovo"].ts_ea_ci95 == tuple(current.scores["overall"]["ts_ea_ci95"])
+    # Scores made before scorer 1.3.0, and baselines: unknown, neither 0 nor their EA.
+    for name in ("Vecchio", "Riferimento"):
+        assert (rows[name].ts_ea, rows[name].ts_ea_ci95) == (None, None)
 
 
 def test_a_group_without_scored_questions_has_no_ea(make_submission):
@@ -223,10 +243,22 @@ def test_another_versions_submissions_stay_out(make_submission, demo_version):
 # Filtering and sorting, in Python on the rows.
 
 ROWS = [
-    row(0.9, submission_id=1, model_name="Alfa-7B", team="Torino", model_size="7B", weights="open"),
-    row(0.7, submission_id=2, model_name="Beta", team="Milano", model_size="70 b", approach="fine-tuning"),
+    row(
+        0.9, submission_id=1, model_name="Alfa-7B", team="Torino", model_size="7B", weights="open", ts_ea=0.5
+    ),
+    row(
+        0.7,
+        submission_id=2,
+        model_name="Beta",
+        team="Milano",
+        model_size="70 b",
+        approach="fine-tuning",
+        ts_ea=0.6,
+    ),
     row(0.6, submission_id=3, model_name="Gamma", model_size="", spider_ea=0.8, ea_strict=None),
-    row(0.5, submission_id=4, model_name="Delta", team="Torino", model_size="1.5B", spider_ea=0.55),
+    row(
+        0.5, submission_id=4, model_name="Delta", team="Torino", model_size="1.5B", spider_ea=0.55, ts_ea=0.3
+    ),
 ]
 
 
@@ -266,6 +298,8 @@ def test_filters(filters, expected):
         ("spider_ea", True, [3, 4, 1, 2]),
         ("spider_gap", True, [3, 4, 1, 2]),
         ("ea_strict", False, [4, 2, 1, 3]),
+        ("ts_ea", True, [2, 1, 4, 3]),  # Gamma has no TS-EA: last, whichever the order
+        ("ts_ea", False, [4, 1, 2, 3]),
     ],
 )
 def test_sorting_by_a_column_puts_missing_values_last(key, descending, expected):

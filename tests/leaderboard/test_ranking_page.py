@@ -113,7 +113,17 @@ def test_it_answers_only_get(client, board):
 
 def test_the_page_shows_every_column_group_and_explains_shared_ranks(client, board):
     body = client.get(URL).content.decode()
-    for key in ("rank", "model_name", "team", "date", "ea", "ea_strict", "db_biblioteca", "db_ciclismo"):
+    for key in (
+        "rank",
+        "model_name",
+        "team",
+        "date",
+        "ea",
+        "ea_strict",
+        "ts_ea",
+        "db_biblioteca",
+        "db_ciclismo",
+    ):
         assert f'data-key="{key}"' in body
     for key in (
         "hardness_easy",
@@ -151,6 +161,56 @@ def test_a_row_scored_by_an_older_scorer_is_badged_and_a_current_one_is_not(clie
     assert 'class="badge older-scorer"' in rows["Vecchio"] and "scored by 1.1.0" in rows["Vecchio"]
     assert 'title="scored by an older scorer; it will be rescored"' in rows["Vecchio"]
     assert "older-scorer" not in rows["Nuovo"] and "scored by" not in rows["Nuovo"]
+
+
+def test_ts_ea_shows_with_its_interval_and_a_dash_where_it_is_unknown(client, make_submission, demo_version):
+    make_submission(model_name="Nuovo", **scored_fields(20, ts=16))
+    make_submission(model_name="Vecchio", **scored_fields(15))
+    response = client.get(URL)
+    rows = {
+        name: html
+        for html in response.content.decode().split("<tr")
+        for name in ("Nuovo", "Vecchio")
+        if f">{name}</a>" in html
+    }
+    low, high = response.context["board"].rows[0].ts_ea_ci95
+    assert f'data-sort="{16 / 23!r}">69.6 <span class="ci"' in rows["Nuovo"]
+    assert f"{100 * low:.1f}\u2013{100 * high:.1f}</span>" in rows["Nuovo"]
+    # Scored before TS-EA existed: unknown until rescored, neither 0 nor its EA.
+    assert '<td class="num" data-sort="">—</td>' in rows["Vecchio"]
+
+
+def test_the_ts_ea_header_sorts_and_links_to_its_explanation(client, board):
+    body = client.get(URL).content.decode()
+    metrics = reverse("metrics")
+    assert '<a href="?sort=ts_ea&amp;order=desc">TS-EA</a>' in body
+    assert f'<a class="about" href="{metrics}#ts-ea"' in body
+    assert 'id="ts-ea-help"' in body and f'href="{metrics}#ts-ea">test-suite EA</a>' in body
+
+
+def test_rows_without_ts_ea_sort_last_in_both_orders(client, make_submission, demo_version):
+    make_submission(model_name="Alto", **scored_fields(20, ts=12))
+    make_submission(model_name="Vecchio", **scored_fields(18))
+    make_submission(model_name="Basso", **scored_fields(10, ts=10))
+    Baseline.objects.create(
+        version=demo_version,
+        model_name="Riferimento",
+        per_database={"biblioteca": 0.5},
+        source="Un articolo, 2024.",
+        date=date(2024, 5, 1),
+    )
+    assert names(client.get(URL, {"sort": "ts_ea", "order": "desc"})) == [
+        "Alto",
+        "Basso",
+        "Vecchio",
+        "Riferimento",
+    ]
+    assert names(client.get(URL, {"sort": "ts_ea", "order": "asc"})) == [
+        "Basso",
+        "Alto",
+        "Vecchio",
+        "Riferimento",
+    ]
 
 
 def test_a_version_is_chosen_with_a_selector_and_the_latest_is_the_default(client, board, make_submission):

@@ -141,3 +141,45 @@ def test_scores_from_an_older_scorer_say_they_will_be_rescored(client, make_subm
     body = client.get(submission.get_absolute_url()).content.decode()
     assert 'id="older-scorer"' in body
     assert "Scored by an older scorer (1.1.0): these scores will be rescored." in body
+
+
+def test_the_results_show_ts_ea_with_its_interval_beside_ea_and_per_group(client, make_submission):
+    submission = make_submission(**scored_fields(20, strict=18, ts=16))
+    response = client.get(submission.get_absolute_url())
+    body = response.content.decode()
+    low, high = submission.scores["overall"]["ts_ea_ci95"]
+    metrics = reverse("metrics")
+    assert (
+        f'<a href="{metrics}#ts-ea">TS-EA</a> <strong id="ts-ea">69.6</strong>'
+        f" <small>(95% CI {100 * low:.1f}\u2013{100 * high:.1f})</small>"
+    ) in body
+    assert "23 of the 23 questions scored have a test suite" in body
+    per_database = body.split('id="per-database"')[1].split("</table>")[0]
+    assert f'<a href="{metrics}#ts-ea">TS-EA</a></th>' in per_database
+    # ciclismo: 4 of its 11 questions right on every database of their suites.
+    assert '<td class="num">36.4</td>' in per_database
+    hardness = dict(response.context["tables"]["per_hardness"])
+    assert hardness["extra"]["ts_ea"] == 0.0 and hardness["easy"]["ts_ea"] == 1.0
+    bars = response.context["chart"]["data"]
+    assert [trace["name"] for trace in bars] == ["EA", "EA-strict", "TS-EA"]
+
+
+def test_scores_made_before_ts_ea_show_it_as_unknown_never_as_zero_or_ea(client, make_submission):
+    submission = make_submission(**scored_fields(20))
+    response = client.get(submission.get_absolute_url())
+    body = response.content.decode()
+    assert '<strong id="ts-ea">—</strong>\n' in body and 'id="ts-unknown"' in body
+    tables = response.context["tables"]
+    assert tables["overall"]["ts_ea"] is None
+    assert all(group["ts_ea"] is None for _name, group in tables["per_database"] + tables["per_hardness"])
+    per_database = body.split('id="per-database"')[1].split("</table>")[0]
+    assert per_database.count('<td class="num">—</td>') == 2  # one per database
+    assert [trace["name"] for trace in response.context["chart"]["data"]] == ["EA", "EA-strict"]
+
+
+def test_the_page_says_how_many_questions_have_a_test_suite(client, owner, scored):
+    client.force_login(owner)
+    body = client.get(scored.get_absolute_url()).content.decode()
+    # The demo benchmark has none: its TS-EA is its EA.
+    assert 'id="ts-questions"' in body
+    assert "0 of the 23 questions scored have a test suite; the TS-EA of the others is their EA." in body

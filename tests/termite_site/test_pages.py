@@ -31,10 +31,26 @@ def test_the_home_page_explains_how_to_take_part_and_the_rules(client):
 
 def test_the_metrics_page_explains_every_metric(client):
     body = client.get(reverse("metrics")).content.decode()
-    for anchor in ['id="ea"', 'id="ea-strict"', 'id="hardness"', 'id="ci"', 'id="outcomes"']:
+    for anchor in ['id="ea"', 'id="ea-strict"', 'id="ts-ea"', 'id="hardness"', 'id="ci"', 'id="outcomes"']:
         assert anchor in body
     assert "1e-06" in body and "1000 resamples" in body
     assert "quirks" in body
+
+
+def test_the_metrics_page_explains_test_suite_ea_and_cites_its_method(client):
+    body = client.get(reverse("metrics")).content.decode()
+    section = body.split('<h2 id="ts-ea">')[1].split("<h2")[0]
+    assert section.startswith("Test-suite EA (TS-EA)</h2>")
+    # Why one database is not enough, what the neighbours are, how the gold is checked on them.
+    assert "<code>&gt;=</code>" in section and "boundary value" in section
+    assert "neighbour databases" in section and "at most 8" in section and "near misses" in section
+    assert "in SQLite and" in section and "MariaDB" in section and "returns no rows" in section
+    assert "never above EA" in section and "EA stays the headline" in section
+    citation = section.split('id="ts-ea-citation"')[1]
+    assert "Ruiqi Zhong, Tao Yu, Dan Klein." in citation and "EMNLP 2020." in citation
+    assert "Semantic Evaluation for Text-to-SQL with Distilled Test Suites" in citation
+    assert 'href="https://aclanthology.org/2020.emnlp-main.29/"' in citation
+    assert 'href="https://github.com/taoyds/test-suite-sql-eval">test-suite-sql-eval</a>' in citation
 
 
 def test_the_about_page_gives_the_bibtex(client):

@@ -72,6 +72,7 @@ class Command(BenchmarkCommand):
                         "outcome": score.outcome,
                         "ea": score.ea,
                         "ea_strict": score.ea_strict,
+                        "ts_ea": score.ts,
                         "static": score.static,
                     }
                     for score in report.questions
@@ -109,11 +110,14 @@ def _read(path: Path) -> tuple[bytes, str]:
 
 def _table(scores: ScoresJSON) -> str:
     def row(name: str, values: AccuracyJSON | OverallJSON) -> str:
-        return f"{name:<16}{values['n']:>5}{100 * values['ea']:>9.2f}{100 * values['ea_strict']:>12.2f}"
+        ts = values.get("ts_ea")
+        return f"{name:<16}{values['n']:>5}{100 * values['ea']:>9.2f}{100 * values['ea_strict']:>12.2f}" + (
+            f"{100 * ts:>9.2f}" if ts is not None else f"{'-':>9}"
+        )
 
     lines = [
         f"{scores['version']} (scorer {scores['scorer_version']})",
-        f"{'database':<16}{'n':>5}{'EA %':>9}{'EA-strict %':>12}",
+        f"{'database':<16}{'n':>5}{'EA %':>9}{'EA-strict %':>12}{'TS-EA %':>9}",
     ]
     lines += [row(db, values) for db, values in sorted(scores["per_database"].items())]
     lines += [
@@ -126,5 +130,11 @@ def _table(scores: ScoresJSON) -> str:
     lines.append(
         row("overall", overall) + f"   95% CI {100 * lo:.2f}-{100 * hi:.2f}, {overall['excluded']} excluded"
     )
+    if "ts_ea_ci95" in overall:
+        ts_lo, ts_hi = overall["ts_ea_ci95"]
+        lines.append(
+            f"TS-EA 95% CI {100 * ts_lo:.2f}-{100 * ts_hi:.2f}; "
+            f"{overall.get('ts_questions', 0)} of {overall['n']} questions have a test suite"
+        )
     lines.append("outcomes: " + ", ".join(f"{name} {n}" for name, n in scores["outcomes"].items()))
     return "\n".join(lines)
