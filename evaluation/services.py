@@ -40,6 +40,7 @@ from evaluation.prepared import (
 from evaluation.scoring import schema_shape
 from evaluation.scoring.dialect import read_schema
 from evaluation.scoring.suites import BuiltSuite
+from evaluation.signals import version_published
 from evaluation.sources import (
     BenchmarkSource,
     DatabaseSource,
@@ -169,12 +170,18 @@ def _copy_content(source: BenchmarkVersion, draft: BenchmarkVersion) -> None:
         Question.objects.bulk_create(questions)
 
 
-def version_publish(*, version: BenchmarkVersion) -> BenchmarkVersion:
+def version_publish(*, version: BenchmarkVersion, carry_submissions: bool = False) -> BenchmarkVersion:
+    """Publish a draft; with `carry_submissions`, the submissions of the version it derives from are
+    carried over and scored on it (the leaderboard app does that, on `version_published`)."""
     if version.is_published:
         raise VersionStateError(f"{version} is already published")
+    if carry_submissions and version.derived_from is None:
+        raise VersionStateError(f"{version} derives from no version: there are no submissions to carry over")
     if not version.questions.scored().exists():
         raise VersionStateError(f"{version} has no scorable question")
-    version.publish()
+    with transaction.atomic():
+        version.publish()
+        version_published.send(sender=BenchmarkVersion, version=version, carry_submissions=carry_submissions)
     return version
 
 

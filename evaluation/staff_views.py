@@ -148,7 +148,7 @@ def report(request: HttpRequest, pk: int) -> HttpResponse:
 def publish(request: HttpRequest, label: str) -> HttpResponse:
     version = get_object_or_404(BenchmarkVersion, label=label)
     try:
-        services.version_publish(version=version)
+        services.version_publish(version=version, carry_submissions=request.POST.get("carry") == "on")
     except services.VersionStateError as error:
         messages.error(request, str(error))
     else:

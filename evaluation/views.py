@@ -49,8 +49,3 @@ def task_bundle(request: HttpRequest, label: str) -> HttpResponse:
     response = HttpResponse(build_bundle(version), content_type="application/zip")
     response["Content-Disposition"] = f'attachment; filename="{bundle_filename(version)}"'
     return response
-
-
-@require_GET
-def changelog(request: HttpRequest) -> HttpResponse:
-    return render(request, "evaluation/changelog.html", {"versions": selectors.changelog_versions()})

@@ -18,6 +18,7 @@ from django.views.decorators.http import require_GET
 from evaluation.models import BenchmarkVersion
 from evaluation.predictions import PredictionFileError
 from leaderboard import exports, feedback, ranking, services
+from leaderboard.feedback import ScoreHistoryJSON
 from leaderboard.forms import SubmissionForm
 from leaderboard.models import Submission
 from leaderboard.openapi import openapi_document
@@ -59,6 +60,11 @@ def submission_json(request: HttpRequest, submission: Submission) -> dict:
         "receipt": submission.receipt if seen.disclosure.own_queries else None,
         "error": seen.failure or None,
         "scores": seen.shown,
+        "score_history": [
+            {key: value for key, value in entry.items() if key in ScoreHistoryJSON.__annotations__}
+            for entry in seen.history
+        ],
+        "carried_from": submission.carried_from_id,
         "breakdowns_hidden": seen.breakdowns_note or None,
         "status_url": request.build_absolute_uri(reverse("api:submission_detail", args=[submission.pk])),
         "results_url": request.build_absolute_uri(submission.get_absolute_url()),

@@ -23,12 +23,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, cast
+from typing import Any, TypedDict, cast
 
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from evaluation.scoring.scores_json import ScoresJSON, VisibleScoresJSON
+from evaluation.scoring.scores_json import OverallJSON, ScoresJSON, VisibleScoresJSON
 from evaluation.scoring.vocabulary import DECIDED_BY_THE_FILE
 from leaderboard.models import Submission
 
@@ -61,6 +61,7 @@ class Feedback:
     questions: list[dict]  # one line per question for its owner and staff; empty for anyone else
     breakdowns_note: str  # why the breakdowns are not shown; empty when they are
     failure: str  # why scoring failed, once released
+    history: list[ScoreHistoryEntry]  # every scoring, oldest first, overall scores only; once released
 
     @property
     def finished(self) -> bool:
@@ -82,7 +83,43 @@ def feedback_for(submission: Submission, viewer: Any, *, now: datetime | None = 
         questions=question_lines(submission, seen) if seen.own_queries and scored else [],
         breakdowns_note="" if seen.breakdowns else breakdowns_hidden_note(),
         failure=submission.failure_reason if status == Submission.Status.FAILED else "",
+        history=score_history(submission, viewer, now=now) if scored else [],
     )
+
+
+class ScoreHistoryJSON(TypedDict):
+    """One scoring of a submission: by which scorer and benchmark version, why (first, carried, scorer,
+    errata), when (ISO 8601, at the release step), and the overall scores it gave (never a breakdown)."""
+
+    scorer_version: str
+    benchmark_version: str
+    reason: str
+    scored_at: str
+    overall: OverallJSON
+
+
+class ScoreHistoryEntry(ScoreHistoryJSON):
+    reason_label: str  # the reason in words, for pages
+
+
+def score_history(
+    submission: Submission, viewer: Any, *, now: datetime | None = None
+) -> list[ScoreHistoryEntry]:
+    """Every scoring of the submission, oldest first, as far as released to this viewer (staff see all)."""
+    staff = viewer.is_authenticated and viewer.is_staff
+    moment = now or timezone.now()
+    return [
+        {
+            "scorer_version": scoring.scorer_version,
+            "benchmark_version": scoring.benchmark_version,
+            "reason": scoring.reason,
+            "reason_label": str(scoring.get_reason_display()),
+            "scored_at": scoring.scored_at.isoformat(),
+            "overall": scoring.scores["overall"],
+        }
+        for scoring in submission.scorings.all()
+        if staff or scoring.scored_at <= moment
+    ]
 
 
 def visible_status(submission: Submission, viewer: Any, *, now: datetime | None = None) -> str:

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from leaderboard.rescoring import submission_rescore
 from leaderboard.services import submission_score
 
 
 def score_submission(submission_id: int) -> str:
     return submission_score(submission_id=submission_id)
+
+
+def rescore_submission(submission_id: int, rescoring_id: int) -> str:
+    return submission_rescore(submission_id=submission_id, rescoring_id=rescoring_id)

@@ -31,8 +31,9 @@ class SubmissionQuerySet(models.QuerySet):
 
     def counting_towards_quota(self) -> SubmissionQuerySet:
         # A submission that failed through no fault of the user does not use up their quota; a withdrawn
-        # one does, or withdrawing would let anyone probe the hidden answers without limit.
-        return self.exclude(status=Submission.Status.FAILED)
+        # one does, or withdrawing would let anyone probe the hidden answers without limit. One carried
+        # over to a new version was not uploaded to it.
+        return self.exclude(status=Submission.Status.FAILED).filter(carried_from__isnull=True)
 
     def ranked(self, version: BenchmarkVersion) -> SubmissionQuerySet:
         """The leaderboard of `version`: public, scored, live and unhidden, best EA first, then best
@@ -106,6 +107,10 @@ class Submission(ModelCard):
     is_hidden = models.BooleanField(default=False)
     is_flagged = models.BooleanField(default=False)
     moderation_reason = models.CharField(_("public moderation note"), max_length=500, blank=True)
+    # A submission carried over to a version derived from its own: scored again from the same predictions.
+    carried_from = models.ForeignKey(
+        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="carried_to"
+    )
 
     objects = SubmissionQuerySet.as_manager()
 
@@ -169,16 +174,28 @@ class Submission(ModelCard):
         steps = max(1, math.ceil((finished - self.started_at).total_seconds() / quantum))
         return self.started_at + timedelta(seconds=steps * quantum)
 
-    def mark_scored(self, *, scores: ScoresJSON, outcomes: list[dict]) -> None:
+    def mark_scored(
+        self,
+        *,
+        scores: ScoresJSON,
+        outcomes: list[dict],
+        reason: str = "",
+        rescoring: Rescoring | None = None,
+    ) -> Scoring:
+        """The new scores become the current ones; the scoring joins the submission's history."""
+        scored_at = timezone.now()
+        released_at = self._release_time(scored_at)
+        if self.status != self.Status.SCORED:  # a rescored submission stays on show meanwhile
+            self.released_at = released_at
         self.status = self.Status.SCORED
         self.scores = scores
         self.outcomes = outcomes
         self.ea = scores["overall"]["ea"]
         self.ea_strict = scores["overall"]["ea_strict"]
+        self.scorer_version = scores["scorer_version"]
         self.failure_reason = ""
         self.failure_retryable = False
-        self.scored_at = timezone.now()
-        self.released_at = self._release_time(self.scored_at)
+        self.scored_at = scored_at
         self.save(
             update_fields=[
                 "released_at",
@@ -187,15 +204,96 @@ class Submission(ModelCard):
                 "outcomes",
                 "ea",
                 "ea_strict",
+                "scorer_version",
                 "failure_reason",
                 "failure_retryable",
                 "scored_at",
             ]
         )
+        first = Scoring.Reason.CARRIED if self.carried_from_id else Scoring.Reason.FIRST
+        return Scoring.objects.create(
+            submission=self,
+            rescoring=rescoring,
+            reason=reason or first,
+            scorer_version=scores["scorer_version"],
+            benchmark_version=self.version.label,
+            scored_at=released_at,
+            scores=scores,
+            outcomes=outcomes,
+        )
 
     def withdraw(self) -> None:
         self.withdrawn_at = timezone.now()
         self.save(update_fields=["withdrawn_at"])
+
+
+class Rescoring(models.Model):
+    """One rescoring of every scored submission of a version with the current scorer (a run of jobs)."""
+
+    class Reason(models.TextChoices):
+        SCORER = "scorer", _("rescoring after a scorer change")
+        ERRATA = "errata", _("rescoring after errata")
+
+    version = models.ForeignKey(BenchmarkVersion, on_delete=models.CASCADE, related_name="rescorings")
+    scorer_version = models.CharField(max_length=20)
+    reason = models.CharField(max_length=10, choices=Reason.choices)
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    submission_ids = models.JSONField(default=list, help_text="The submissions it rescores.")
+    # What it moved on the public leaderboard: rows whose EA changed, with their ranks before and after.
+    moved = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.version} with scorer {self.scorer_version}"
+
+    @property
+    def total(self) -> int:
+        return len(self.submission_ids)
+
+    @property
+    def done(self) -> int:
+        return self.scorings.count()
+
+
+class Scoring(models.Model):
+    """One scoring of a submission, kept for good: its history, oldest first; the latest is current."""
+
+    class Reason(models.TextChoices):
+        FIRST = "first", _("first scoring")
+        CARRIED = "carried", _("carried over to a new version")
+        SCORER = "scorer", _("rescoring after a scorer change")
+        ERRATA = "errata", _("rescoring after errata")
+
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="scorings")
+    rescoring = models.ForeignKey(
+        Rescoring, on_delete=models.SET_NULL, null=True, blank=True, related_name="scorings"
+    )
+    reason = models.CharField(max_length=10, choices=Reason.choices)
+    scorer_version = models.CharField(max_length=20)
+    benchmark_version = models.CharField(max_length=40)
+    # When participants may see it: the release step of leaderboard/feedback.py, as for the first result.
+    scored_at = models.DateTimeField()
+    scores = models.JSONField()
+    outcomes = models.JSONField(default=list)
+
+    class Meta:
+        ordering = ["scored_at", "pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["submission", "rescoring"],
+                condition=models.Q(rescoring__isnull=False),
+                name="one_scoring_per_submission_and_rescoring",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"#{self.submission_id} by scorer {self.scorer_version} ({self.reason})"
 
 
 class SubmissionQuota(models.Model):

@@ -21,6 +21,7 @@ from typing import (
 from evaluation.scoring.scores_json import Schema, VisibleScoresJSON
 from evaluation.scoring.vocabulary import DIALECTS, STATIC_OUTCOMES
 from leaderboard.exports import LeaderboardJSON, LeaderboardRowJSON
+from leaderboard.feedback import ScoreHistoryJSON
 from leaderboard.model_card import Approach, Weights
 from leaderboard.models import Submission
 
@@ -132,6 +133,15 @@ _SUBMISSION = {
         "receipt": {"type": ["object", "null"]},
         "error": {"type": ["string", "null"]},
         "scores": {"oneOf": [{"type": "null"}, _SCORES]},
+        "score_history": {
+            "type": "array",
+            "items": json_schema(ScoreHistoryJSON),
+            "description": "Every scoring, oldest first; the latest is `scores`.",
+        },
+        "carried_from": {
+            "type": ["integer", "null"],
+            "description": "The submission this one was carried over from, on the version this one derives from.",
+        },
         "breakdowns_hidden": {"type": ["string", "null"], "description": "Why the breakdowns are null."},
         "checks": {"type": "array", "items": _CHECK, "description": "The owner's only, once scored."},
         "status_url": {"type": "string", "format": "uri"},

@@ -7,7 +7,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from evaluation.models import BenchmarkVersion
-from leaderboard.models import Submission, SubmissionQuota
+from leaderboard.models import Rescoring, Submission, SubmissionQuota
 
 QUOTA_WINDOW = timedelta(hours=24)
 
@@ -42,3 +42,13 @@ def quota_for(*, user, version: BenchmarkVersion, now: datetime | None = None) -
         public_per_version=settings.TERMITE_PUBLIC_PER_VERSION,
         public_for_version=counted.filter(version=version, is_public=True).count(),
     )
+
+
+def finished_rescorings(*, versions: list[BenchmarkVersion]) -> dict[int, list[Rescoring]]:
+    """Per version, its finished rescorings, newest first, with what each moved on the public leaderboard."""
+    found: dict[int, list[Rescoring]] = {}
+    for rescoring in Rescoring.objects.filter(version__in=versions, finished_at__isnull=False).order_by(
+        "-finished_at"
+    ):
+        found.setdefault(rescoring.version_id, []).append(rescoring)
+    return found

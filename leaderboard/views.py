@@ -13,7 +13,7 @@ from evaluation.predictions import PredictionFileError
 from evaluation.scoring import compare, sandbox
 from evaluation.scoring.metrics import BOOTSTRAP_RESAMPLES
 from evaluation.scoring.vocabulary import OUTCOMES
-from evaluation.selectors import information_bound
+from evaluation.selectors import changelog_versions, information_bound
 from leaderboard import charts, feedback, presenters, selectors, services
 from leaderboard.forms import SubmissionForm
 from leaderboard.models import Submission
@@ -117,6 +117,16 @@ def submission_withdraw(request: HttpRequest, pk: int) -> HttpResponse:
     services.submission_withdraw(submission=submission)
     messages.success(request, _("Submission #%(id)s was withdrawn.") % {"id": submission.pk})
     return redirect("leaderboard:submission_list")
+
+
+@require_GET
+def changelog(request: HttpRequest) -> HttpResponse:
+    """The published versions, what changed in each, and what each rescoring moved on its leaderboard."""
+    versions = changelog_versions()
+    rescorings = selectors.finished_rescorings(versions=versions)
+    for version in versions:
+        version.finished_rescorings = rescorings.get(version.pk, [])
+    return render(request, "evaluation/changelog.html", {"versions": versions})
 
 
 @require_GET

@@ -2,7 +2,6 @@ from django.contrib import admin
 from django.urls import include, path
 from django.views.generic import RedirectView
 
-from evaluation import views as evaluation_views
 from leaderboard import views as leaderboard_views
 from termite_site import views
 
@@ -10,12 +9,13 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("metrics/", leaderboard_views.metrics, name="metrics"),
     path("about/", views.about, name="about"),
-    path("changelog/", evaluation_views.changelog, name="changelog"),
+    path("changelog/", leaderboard_views.changelog, name="changelog"),
     path("robots.txt", views.robots_txt, name="robots_txt"),
     path("healthz", views.healthz, name="healthz"),
     path("accounts/", include("termite_site.accounts.urls")),
     path("benchmark/", include("evaluation.urls")),
     path("staff/", include("evaluation.staff_urls")),
+    path("staff/", include("leaderboard.staff_urls")),
     path("api/v1/", include("leaderboard.api_urls")),
     path("", include("leaderboard.urls")),
     path("i18n/", include("django.conf.urls.i18n")),

@@ -1,0 +1,218 @@
+"""Scores that stay true: rescoring a version's submissions, and carrying them to a derived version.
+
+A rescoring is one job per submission on the scoring queue. Each job scores the stored predictions with
+the current scorer and adds the result to the submission's history; a job whose submission already has a
+scoring for this rescoring does nothing, so a rescoring started again after a crash only does what is
+left, and two workers never write twice. The last job to finish records what moved on the public
+leaderboard (rows whose EA changed, and their ranks), for the changelog.
+
+Carrying: when staff publish a version derived from another and ask for it, each live scored submission
+of the parent is copied (owner, model card, visibility, predictions of the questions the new version
+still has) and scored on the new version; the copy links back to its origin and the owner is told.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.core.mail import send_mail
+from django.db import transaction
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from evaluation.grading import DatabaseUnavailable, outcome_rows, score_version
+from evaluation.models import BenchmarkVersion
+from evaluation.scoring.score import SCORER_VERSION
+from evaluation.selectors import question_ids_by_database
+from leaderboard.models import Rescoring, Scoring, Submission
+from leaderboard.queue import scoring_queue
+from leaderboard.services import leaderboard_changed, submission_enqueue
+
+logger = logging.getLogger(__name__)
+
+# The job by its dotted path, as RQ stores it (leaderboard/jobs.py calls this module).
+RESCORE_JOB = "leaderboard.jobs.rescore_submission"
+
+
+def rescoring_start(*, version: BenchmarkVersion, reason: str, requested_by=None) -> Rescoring | None:
+    """Rescore with the current scorer every scored, live submission of `version` that an older scorer
+    scored (every one, for errata); resumes the unfinished rescoring of the version by the current scorer
+    if there is one, enqueueing only what it has not done. None when there is nothing to rescore."""
+    with transaction.atomic():
+        rescoring = (
+            Rescoring.objects.select_for_update()
+            .filter(version=version, scorer_version=SCORER_VERSION, finished_at__isnull=True)
+            .first()
+        )
+        if rescoring is None:
+            targets = version.submissions.filter(status=Submission.Status.SCORED, withdrawn_at__isnull=True)
+            if reason != Rescoring.Reason.ERRATA:
+                targets = targets.exclude(scorer_version=SCORER_VERSION)
+            if not targets.exists():
+                return None
+            rescoring = Rescoring.objects.create(
+                version=version,
+                scorer_version=SCORER_VERSION,
+                reason=reason,
+                requested_by=requested_by,
+                submission_ids=sorted(targets.values_list("pk", flat=True)),
+            )
+    done = set(rescoring.scorings.values_list("submission_id", flat=True))
+    for submission_id in rescoring.submission_ids:
+        if submission_id not in done:
+            _enqueue(rescoring, submission_id)
+    _finish_if_done(rescoring.pk)
+    rescoring.refresh_from_db()
+    return rescoring
+
+
+def _enqueue(rescoring: Rescoring, submission_id: int) -> None:
+    try:
+        scoring_queue().enqueue(
+            RESCORE_JOB, submission_id, rescoring.pk, job_id=f"rescore-{rescoring.pk}-{submission_id}"
+        )
+    except Exception as error:  # starting the rescoring again enqueues what is left
+        logger.warning(
+            "rescoring %s: submission %s not enqueued (%s)", rescoring.pk, submission_id, type(error).__name__
+        )
+
+
+def submission_rescore(*, submission_id: int, rescoring_id: int) -> str:
+    """One job of a rescoring: score the stored predictions again; idempotent."""
+    rescoring = Rescoring.objects.select_related("version").get(pk=rescoring_id)
+    if Scoring.objects.filter(submission_id=submission_id, rescoring=rescoring).exists():
+        return "skipped: already rescored"
+    submission = Submission.objects.select_related("version").get(pk=submission_id)
+    try:
+        report = score_version(
+            version=submission.version, predictions=submission.predictions, dialect=submission.dialect
+        )
+    except DatabaseUnavailable as error:
+        logger.error("rescoring %s, submission %s: %s", rescoring_id, submission_id, error)
+        return "failed"
+    with transaction.atomic():
+        locked = Submission.objects.select_for_update().select_related("version").get(pk=submission_id)
+        if Scoring.objects.filter(submission=locked, rescoring=rescoring).exists():
+            return "skipped: already rescored"
+        locked.mark_scored(
+            scores=report.as_dict(),
+            outcomes=outcome_rows(report),
+            reason=rescoring.reason,
+            rescoring=rescoring,
+        )
+    leaderboard_changed(version=submission.version)
+    _finish_if_done(rescoring_id)
+    return "rescored"
+
+
+def _finish_if_done(rescoring_id: int) -> None:
+    with transaction.atomic():
+        rescoring = Rescoring.objects.select_for_update().get(pk=rescoring_id)
+        if rescoring.finished_at is not None or rescoring.done < rescoring.total:
+            return
+        rescoring.moved = _moved(rescoring)
+        rescoring.finished_at = timezone.now()
+        rescoring.save(update_fields=["moved", "finished_at"])
+
+
+def _moved(rescoring: Rescoring) -> list[dict]:
+    """The public rows whose EA this rescoring changed, with their ranks among the public rows before and
+    after (best EA first)."""
+    before, after = {}, {}
+    for submission in Submission.objects.ranked(rescoring.version).filter(pk__in=rescoring.submission_ids):
+        history = list(submission.scorings.all())
+        new = next((s for s in history if s.rescoring_id == rescoring.pk), None)
+        old = [s for s in history if new is not None and (s.scored_at, s.pk) < (new.scored_at, new.pk)]
+        if new is None or not old:
+            continue
+        before[submission.pk] = (old[-1].scores["overall"]["ea"], submission.model_name)
+        after[submission.pk] = (new.scores["overall"]["ea"], submission.model_name)
+    rank_before, rank_after = _ranks(before), _ranks(after)
+    return [
+        {
+            "submission": pk,
+            "model_name": after[pk][1],
+            "ea_before": before[pk][0],
+            "ea_after": after[pk][0],
+            "rank_before": rank_before[pk],
+            "rank_after": rank_after[pk],
+        }
+        for pk in sorted(after, key=lambda pk: rank_after[pk])
+        if before[pk][0] != after[pk][0] or rank_before[pk] != rank_after[pk]
+    ]
+
+
+def _ranks(eas: dict[int, tuple[float, str]]) -> dict[int, int]:
+    """1 for the best EA; equal EAs share a rank."""
+    ordered = sorted(eas, key=lambda pk: -eas[pk][0])
+    ranks: dict[int, int] = {}
+    for position, pk in enumerate(ordered, start=1):
+        previous = ordered[position - 2] if position > 1 else None
+        same = previous is not None and eas[previous][0] == eas[pk][0]
+        ranks[pk] = ranks[previous] if same and previous is not None else position
+    return ranks
+
+
+def carry_on_publish(sender, *, version: BenchmarkVersion, carry_submissions: bool, **kwargs) -> None:
+    """`evaluation.signals.version_published`: carry the parent's submissions when staff asked for it."""
+    if carry_submissions:
+        version_carry_submissions(version=version)
+
+
+def version_carry_submissions(*, version: BenchmarkVersion) -> list[Submission]:
+    """Copy every scored, live submission of the version `version` derives from onto it, and score each
+    from its stored predictions; the owners are told. Submissions already carried are not carried again."""
+    parent = version.derived_from
+    if parent is None:
+        return []
+    known = {qid for ids in question_ids_by_database(version=version).values() for qid in ids}
+    already = set(version.submissions.exclude(carried_from=None).values_list("carried_from_id", flat=True))
+    carried = []
+    with transaction.atomic():
+        for origin in parent.submissions.filter(status=Submission.Status.SCORED, withdrawn_at__isnull=True):
+            if origin.pk in already:
+                continue
+            copy = Submission(
+                user_id=origin.user_id,
+                version=version,
+                carried_from=origin,
+                predictions={qid: sql for qid, sql in origin.predictions.items() if qid in known},
+                file_name=origin.file_name,
+                file_sha256=origin.file_sha256,
+                file_format=origin.file_format,
+                scorer_version=SCORER_VERSION,
+                is_hidden=origin.is_hidden,
+                moderation_reason=origin.moderation_reason,
+            )
+            for field in Submission.MODEL_CARD_FIELDS:
+                setattr(copy, field, getattr(origin, field))
+            copy.missing_count = len(known - set(copy.predictions))
+            copy.save()
+            carried.append(copy)
+        transaction.on_commit(lambda: [_score_and_tell(submission) for submission in carried])
+    return carried
+
+
+def _score_and_tell(submission: Submission) -> None:
+    submission_enqueue(submission=submission)
+    origin = submission.carried_from
+    send_mail(
+        _("Your submission was carried over to %(version)s") % {"version": submission.version},
+        _(
+            "Your submission #%(origin)s (%(model)s) on %(old)s has been carried over to %(new)s as #%(pk)s "
+            "and scored there from the same predictions. Questions the new version removed no longer count; "
+            "questions it added count as not submitted. Its page on the portal: %(url)s"
+        )
+        % {
+            "origin": origin.pk if origin else "",
+            "model": submission.model_name,
+            "old": origin.version if origin else "",
+            "new": submission.version,
+            "pk": submission.pk,
+            "url": reverse("leaderboard:submission_detail", args=[submission.pk]),
+        },
+        None,
+        [submission.user.email],
+        fail_silently=True,
+    )

@@ -1,0 +1,9 @@
+from django.urls import path
+
+from leaderboard import staff_views
+
+app_name = "leaderboard_staff"
+
+urlpatterns = [
+    path("versions/<str:label>/rescore/", staff_views.rescore, name="rescore"),
+]

@@ -1,0 +1,53 @@
+"""Staff pages of the leaderboard: rescoring a version's submissions and watching it progress."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext as _
+
+from evaluation.models import BenchmarkVersion
+from evaluation.scoring.score import SCORER_VERSION
+from leaderboard.models import Rescoring
+from leaderboard.rescoring import rescoring_start
+from termite_site.decorators import staff_required
+
+
+@staff_required
+def rescore(request: HttpRequest, label: str) -> HttpResponse:
+    """GET: the version's rescorings and their progress; POST: start one with the current scorer, or
+    resume the unfinished one."""
+    version = get_object_or_404(BenchmarkVersion, label=label)
+    if request.method == "POST":
+        reason = request.POST.get("reason", Rescoring.Reason.SCORER)
+        if reason not in Rescoring.Reason.values:
+            messages.error(request, _("Choose why the version is rescored."))
+        else:
+            rescoring = rescoring_start(version=version, reason=reason, requested_by=request.user)
+            if rescoring is None:
+                messages.info(
+                    request,
+                    _("Every submission of %(version)s is scored by the current scorer.")
+                    % {"version": version},
+                )
+            else:
+                messages.success(
+                    request,
+                    _("Rescoring %(version)s: %(done)s of %(total)s submissions done.")
+                    % {"version": version, "done": rescoring.done, "total": rescoring.total},
+                )
+        return redirect("leaderboard_staff:rescore", label=label)
+    return render(
+        request,
+        "leaderboard/staff/rescore.html",
+        {
+            "version": version,
+            "rescorings": version.rescorings.select_related("requested_by"),
+            "scorer_version": SCORER_VERSION,
+            "older": version.submissions.exclude(scorer_version=SCORER_VERSION)
+            .filter(status="scored")
+            .count(),
+            "reasons": Rescoring.Reason.choices,
+        },
+    )
