@@ -255,6 +255,7 @@ def test_every_view_reads_scores_and_outcomes_through_the_feedback_module():
         "leaderboard/feedback.py",
         "leaderboard/models.py",  # mark_scored writes them
         "leaderboard/services.py",  # scoring writes them
+        "leaderboard/rescoring.py",  # rescoring writes them; what moved is read of public rows only
         "leaderboard/admin.py",  # staff only
         "leaderboard/ranking.py",  # public rows, through feedback.public_scores
     }
