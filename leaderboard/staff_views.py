@@ -9,7 +9,7 @@ from django.utils.translation import gettext as _
 
 from evaluation.models import BenchmarkVersion
 from evaluation.scoring.score import SCORER_VERSION
-from leaderboard.models import Rescoring
+from leaderboard.models import Rescoring, Submission
 from leaderboard.rescoring import rescoring_start
 from termite_site.decorators import staff_required
 
@@ -38,12 +38,15 @@ def rescore(request: HttpRequest, label: str) -> HttpResponse:
                     % {"version": version, "done": rescoring.done, "total": rescoring.total},
                 )
         return redirect("leaderboard_staff:rescore", label=label)
+    rescorings = list(version.rescorings.select_related("requested_by"))
     return render(
         request,
         "leaderboard/staff/rescore.html",
         {
             "version": version,
-            "rescorings": version.rescorings.select_related("requested_by"),
+            "rescorings": rescorings,
+            # The page reloads itself while a rescoring runs, so that its progress shows.
+            "in_progress": any(rescoring.finished_at is None for rescoring in rescorings),
             "scorer_version": SCORER_VERSION,
             "older": version.submissions.exclude(scorer_version=SCORER_VERSION)
             .filter(status="scored")
