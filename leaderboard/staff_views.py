@@ -49,7 +49,7 @@ def rescore(request: HttpRequest, label: str) -> HttpResponse:
             "in_progress": any(rescoring.finished_at is None for rescoring in rescorings),
             "scorer_version": SCORER_VERSION,
             "older": version.submissions.exclude(scorer_version=SCORER_VERSION)
-            .filter(status="scored")
+            .filter(status=Submission.Status.SCORED)
             .count(),
             "reasons": Rescoring.Reason.choices,
         },
