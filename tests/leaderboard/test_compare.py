@@ -395,3 +395,19 @@ def test_the_api_ignores_the_session(client, owner, make_submission, tested):
     private = make_submission(outcomes=outcome_lines(RIGHT_B), **{**scored_fields(11), "is_public": False})
     client.force_login(owner)
     assert client.get(API, {"a": tested[0].pk, "b": private.pk}).status_code == 404
+
+
+def test_really_scored_submissions_get_the_paired_test_and_no_gold_or_question(client, make_submission, gold):
+    wrong = make_submission(predictions={qid: "SELECT 1" for qid in gold}, is_public=True)
+    right = make_submission(predictions=gold, is_public=True)
+    for submission in (wrong, right):
+        submission_score(submission_id=submission.pk)
+    query = {"a": wrong.pk, "b": right.pk}
+    shown = client.get(URL, query).context["paired"].shown
+    answer = api_get(client, query)
+    assert answer.json() == shown
+    assert shown["right_only_a"] == 0 and shown["right_only_b"] == shown["n"] > 0
+    assert shown["mcnemar_p"] < 0.05 and shown["difference_ci95"][1] < 0
+    for text in (client.get(URL, query).content, answer.content):
+        assert_no_gold(text, gold_texts(), where=API)
+        assert not [qid for qid in gold if qid in text.decode()]
