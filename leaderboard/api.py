@@ -10,16 +10,18 @@ from collections.abc import Callable
 from functools import wraps
 
 from django.conf import settings
+from django.contrib.auth.models import AnonymousUser
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import reverse
+from django.utils import translation
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET
 
 from evaluation.models import BenchmarkVersion
 from evaluation.predictions import PredictionFileError
-from leaderboard import exports, feedback, ranking, services
+from leaderboard import exports, feedback, ranking, selectors, services
 from leaderboard.feedback import ScoreHistoryJSON
-from leaderboard.forms import SubmissionForm
+from leaderboard.forms import CompareForm, SubmissionForm
 from leaderboard.models import Submission
 from leaderboard.openapi import openapi_document
 from termite_site import ratelimit
@@ -46,6 +48,20 @@ def token_required(view: Callable) -> Callable:
                 return view(request, *args, **kwargs)
         response["WWW-Authenticate"] = 'Bearer realm="termite"'
         return response
+
+    return csrf_exempt(wrapper)
+
+
+def token_optional(view: Callable) -> Callable:
+    """As `token_required` when the request sends `Authorization`; without it, the anonymous visitor
+    (never the session's user), who sees what anyone may see."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args, **kwargs):
+        if "Authorization" in request.headers:
+            return token_required(view)(request, *args, **kwargs)
+        request.user = AnonymousUser()
+        return view(request, *args, **kwargs)
 
     return csrf_exempt(wrapper)
 
@@ -160,6 +176,31 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
         lambda: json.dumps(exports.json_document(ranking.leaderboard_for(version=version))),
     )
     return HttpResponse(body, content_type="application/json")
+
+
+# Why a pair has no paired test, as an HTTP status.
+_REFUSAL_STATUS = {"different_versions": 400, "not_public": 403, "not_computable": 422}
+
+
+@token_optional
+def compare(request: HttpRequest) -> JsonResponse:
+    """McNemar's test and the paired bootstrap interval of two submissions (?a=ID&b=ID), as on the compare
+    page: among those the viewer may open, public ones for anyone, a token's own and, for staff, all."""
+    if request.method != "GET":
+        return error(405, "method_not_allowed", "Use GET.")
+    form = CompareForm(request.GET)
+    if not form.is_valid():
+        details = [f"{field}: {message}" for field, messages in form.errors.items() for message in messages]
+        return error(400, "invalid", "Give two submission ids: ?a=ID&b=ID.", details)
+    ids = (form.cleaned_data["a"], form.cleaned_data["b"])
+    pair = selectors.scored_pair_visible_to(viewer=request.user, ids=ids)
+    if pair is None:
+        return error(404, "not_found", f"No scored submissions {ids[0]} and {ids[1]} visible to you.")
+    with translation.override("en"):  # the API speaks English, whatever the browser asks for
+        paired = feedback.paired_comparison(*pair, request.user)
+    if paired.shown is None:
+        return error(_REFUSAL_STATUS[paired.refusal], paired.refusal, paired.note)
+    return JsonResponse(paired.shown)
 
 
 @require_GET

@@ -8,5 +8,6 @@ urlpatterns = [
     path("submissions", api.submissions, name="submissions"),
     path("submissions/<int:pk>", api.submission_detail, name="submission_detail"),
     path("leaderboard", api.leaderboard, name="leaderboard"),
+    path("compare", api.compare, name="compare"),
     path("openapi.json", api.openapi, name="openapi"),
 ]

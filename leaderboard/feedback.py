@@ -13,6 +13,9 @@ the scores, never of the hidden databases in any other way.
   once a submission is public, where everyone, staff included, sees them; or to the owner when staff open
   them for a version.
 - Staff see everything.
+- Two public submissions of one version may be compared with a paired test (`paired_comparison`): its
+  counts of the questions each alone answers right, never which questions they are. Not two private ones:
+  across many pairs of one's own files, those counts would add up to which answers are right.
 
 Every page, API answer, export and chart takes a submission's scores and per-question lines from
 `feedback_for` (or, for the public ranking, `public_scores`); tests/leaderboard/test_feedback_policy.py
@@ -23,13 +26,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, TypedDict, cast
+from typing import Annotated, Any, Literal, TypedDict, cast
 
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from evaluation.scoring.scores_json import OverallJSON, ScoresJSON, VisibleScoresJSON
-from evaluation.scoring.vocabulary import DECIDED_BY_THE_FILE
+from evaluation.scoring.scores_json import OverallJSON, Schema, ScoresJSON, VisibleScoresJSON
+from evaluation.scoring.significance import PairedTestJSON, Pairs, paired_test
+from evaluation.scoring.vocabulary import DECIDED_BY_THE_FILE, EXCLUDED
 from leaderboard.models import Submission
 
 BREAKDOWNS = ("per_database", "per_hardness", "outcomes")
@@ -174,3 +178,94 @@ def breakdowns_hidden_note() -> str:
         "EA per database and per hardness level and the outcome counts are shown once a submission is "
         "public: on a private one they would tell which of a few answers are right."
     )
+
+
+# The paired test of two submissions: the compare page and GET /api/v1/compare.
+
+
+class ComparisonJSON(PairedTestJSON):
+    """Whether two submissions' EA differ by more than chance: McNemar's exact test and a paired bootstrap
+    95% interval of the difference, over the questions scored for both (a prediction not submitted counts
+    as wrong, as in EA). Counts only: never which questions differ."""
+
+    a: Annotated[int, Schema(description="Submission A's id")]
+    b: Annotated[int, Schema(description="Submission B's id")]
+    version: Annotated[str, Schema(description="The benchmark version both were scored on")]
+
+
+# Why a pair gets no paired test.
+Refusal = Literal["different_versions", "not_public", "not_computable"]
+
+
+@dataclass(frozen=True)
+class PairedComparison:
+    shown: ComparisonJSON | None  # None when there is no test; `refusal` and `note` say why
+    significant: bool  # McNemar's p-value below 5%
+    refusal: Refusal | None
+    note: str
+
+
+# What the test reads of each line of `Submission.outcomes`; older lines may lack the verdict.
+_VERDICT_FIELDS = frozenset({"question_id", "outcome", "ea"})
+
+
+def paired_comparison(first: Submission, second: Submission, viewer: Any) -> PairedComparison:
+    """The paired test of two submissions the viewer may open, whose scores are released to them (the
+    compare page's rule: `Submission.objects.visible_to` and `feedback_for(...).shown`).
+
+    Both must be on the same version, and public (staff compare any two): the test's counts are a
+    function of both files' verdicts together, so on private files, pair after pair, they would tell
+    which answers are right. It reads both submissions' per-question verdicts and returns the aggregate
+    only, never a question id. Scores whose per-question lines lack an EA verdict (or are missing) cannot
+    be tested until they are rescored.
+    """
+    if first.version_id != second.version_id:
+        return _refused(
+            "different_versions",
+            _("The paired test needs two submissions scored on the same benchmark version."),
+        )
+    staff = viewer.is_authenticated and viewer.is_staff
+    if not staff and not all(s.is_public and not s.is_hidden for s in (first, second)):
+        return _refused(
+            "not_public",
+            _(
+                "The paired test is shown for two public submissions only: on private ones, many pairs "
+                "together would tell which answers are right."
+            ),
+        )
+    stored = dict(Submission.objects.filter(pk__in=[first.pk, second.pk]).values_list("pk", "outcomes"))
+    verdicts_a, verdicts_b = _ea_verdicts(stored.get(first.pk)), _ea_verdicts(stored.get(second.pk))
+    # The questions scored for both: on one version, all of them but a gold that failed at scoring time.
+    common = sorted(verdicts_a.keys() & verdicts_b.keys()) if verdicts_a and verdicts_b else []
+    if not common:
+        return _refused(
+            "not_computable",
+            _(
+                "The paired test cannot be computed: these scores were stored without a verdict per "
+                "question. It can be once they are rescored."
+            ),
+        )
+    test = paired_test(Pairs.of((verdicts_a[qid], verdicts_b[qid]) for qid in common))
+    shown = cast(
+        ComparisonJSON,
+        {"a": first.pk, "b": second.pk, "version": first.version.label, **test.as_dict()},
+    )
+    return PairedComparison(shown=shown, significant=test.significant, refusal=None, note="")
+
+
+def _refused(refusal: Refusal, note: str) -> PairedComparison:
+    return PairedComparison(shown=None, significant=False, refusal=refusal, note=note)
+
+
+def _ea_verdicts(lines: Any) -> dict[str, bool] | None:
+    """Question id -> EA verdict, for the questions scored (not excluded); a question not submitted is
+    wrong, as in EA. None when the lines are missing or one lacks its verdict."""
+    if not isinstance(lines, list):
+        return None
+    verdicts = {}
+    for line in lines:
+        if not isinstance(line, dict) or not line.keys() >= _VERDICT_FIELDS:
+            return None
+        if line["outcome"] != EXCLUDED:
+            verdicts[line["question_id"]] = bool(line["ea"])
+    return verdicts

@@ -21,7 +21,7 @@ from typing import (
 from evaluation.scoring.scores_json import Schema, VisibleScoresJSON
 from evaluation.scoring.vocabulary import DIALECTS, STATIC_OUTCOMES
 from leaderboard.exports import LeaderboardJSON, LeaderboardRowJSON
-from leaderboard.feedback import ScoreHistoryJSON
+from leaderboard.feedback import ComparisonJSON, ScoreHistoryJSON
 from leaderboard.model_card import Approach, Weights
 from leaderboard.models import Submission
 
@@ -148,25 +148,28 @@ _SUBMISSION = {
         "results_url": {"type": "string", "format": "uri"},
     },
 }
+_COMPARISON = json_schema(ComparisonJSON)
 _LEADERBOARD_ROW = json_schema(LeaderboardRowJSON)
 _LEADERBOARD = json_schema(LeaderboardJSON, refs={LeaderboardRowJSON: "LeaderboardRow"})
 
 
-def _errors(*codes: int) -> dict:
+def _errors(*codes: int, described: Mapping[int, str] | None = None) -> dict:
+    """The error responses `codes`, each with its usual description unless `described` gives another."""
+    usual = {
+        400: "The request or the predictions file is invalid; `details` lists every problem with its line",
+        401: "No token, or an unknown or revoked token",
+        403: "The benchmark version takes no submissions",
+        404: "Not found: no such submission visible to you, or no such published version",
+        413: "The upload is too large",
+        429: "Quota or rate limit exceeded",
+    }
+    descriptions = {**usual, **(described or {})}
     return {
         str(code): {
-            "description": description,
+            "description": descriptions[code],
             "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
         }
-        for code, description in {
-            400: "The request or the predictions file is invalid; `details` lists every problem with its line",
-            401: "No token, or an unknown or revoked token",
-            403: "The benchmark version takes no submissions",
-            404: "Not found: no such submission visible to you, or no such published version",
-            413: "The upload is too large",
-            429: "Quota or rate limit exceeded",
-        }.items()
-        if code in codes
+        for code in codes
     }
 
 
@@ -188,6 +191,7 @@ def openapi_document(*, server_url: str) -> dict:
                 "Scores": _SCORES,
                 "Leaderboard": _LEADERBOARD,
                 "LeaderboardRow": _LEADERBOARD_ROW,
+                "Comparison": _COMPARISON,
             },
         },
         "paths": {
@@ -211,6 +215,47 @@ def openapi_document(*, server_url: str) -> dict:
                     "responses": {
                         "200": _json({"$ref": "#/components/schemas/Leaderboard"}, "The ranking"),
                         **_errors(400, 404),
+                    },
+                }
+            },
+            "/api/v1/compare": {
+                "get": {
+                    "summary": "Whether two submissions' EA differ significantly: a paired test",
+                    "description": (
+                        "McNemar's exact test and a paired bootstrap 95% interval of EA(A) - EA(B), over"
+                        " the questions scored for both, as on the compare page. Both must be scored on"
+                        " the same version and public (staff may compare any two). Without a token, public"
+                        " submissions only. Only counts are returned, never which questions differ."
+                    ),
+                    "security": [{}, *bearer],
+                    "parameters": [
+                        {
+                            "name": name,
+                            "in": "query",
+                            "required": True,
+                            "schema": {"type": "integer", "minimum": 1},
+                            "description": f"Submission {name.upper()}'s id",
+                        }
+                        for name in ("a", "b")
+                    ],
+                    "responses": {
+                        "200": _json({"$ref": "#/components/schemas/Comparison"}, "The paired test"),
+                        **_errors(
+                            400,
+                            401,
+                            403,
+                            404,
+                            422,
+                            described={
+                                400: "A missing or malformed id (`invalid`), or two submissions scored on"
+                                " different benchmark versions (`different_versions`)",
+                                403: "Not both public (`not_public`): the paired test of private submissions"
+                                " is not shown, to their owners either",
+                                404: "Not found: either submission is not scored, or not visible to you",
+                                422: "Scores stored without a verdict per question (`not_computable`):"
+                                " rescoring them makes the test possible",
+                            },
+                        ),
                     },
                 }
             },

@@ -19,7 +19,7 @@ from django.views.decorators.http import require_GET
 
 from evaluation.models import BenchmarkVersion
 from evaluation.scoring.scores_json import VisibleScoresJSON
-from leaderboard import charts, exports, feedback, presenters, ranking
+from leaderboard import charts, exports, feedback, presenters, ranking, selectors
 from leaderboard.forms import CompareForm, RankingForm, RankingView
 from leaderboard.model_card import Approach, Weights
 from leaderboard.models import Submission
@@ -146,27 +146,21 @@ def leaderboard_csv(request: HttpRequest, label: str) -> HttpResponse:
 
 @require_GET
 def compare(request: HttpRequest) -> HttpResponse:
-    """Two submissions side by side, among those the visitor may open; a picker when none is given."""
+    """Two submissions side by side, among those the visitor may open, with a paired test of their EA
+    difference where `feedback.paired_comparison` allows one; a picker when none is given."""
     if "a" not in request.GET and "b" not in request.GET:
         return _compare_picker(request, CompareForm(), status=200)
     form = CompareForm(request.GET)
     if not form.is_valid():
         return _compare_picker(request, form, status=400)
-    ids = [form.cleaned_data["a"], form.cleaned_data["b"]]
-    found = {
-        submission.pk: submission
-        for submission in Submission.objects.visible_to(request.user)
-        .filter(pk__in=ids, status=Submission.Status.SCORED)
-        .defer("predictions", "outcomes")
-        .select_related("version")
-    }
-    # Scores not yet released to this visitor (leaderboard/feedback.py) are not there to compare.
-    shown = {pk: feedback.feedback_for(s, request.user).shown for pk, s in found.items()}
-    if len(found) < len(set(ids)) or None in shown.values():
+    pair = selectors.scored_pair_visible_to(
+        viewer=request.user, ids=(form.cleaned_data["a"], form.cleaned_data["b"])
+    )
+    if pair is None:
         raise Http404("No such scored submission visible to you.")
-    first, second = found[ids[0]], found[ids[1]]
+    first, second = pair
     names = (f"A: {first.model_name} (#{first.pk})", f"B: {second.model_name} (#{second.pk})")
-    a, b = cast(VisibleScoresJSON, shown[first.pk]), cast(VisibleScoresJSON, shown[second.pk])
+    a, b = (cast(VisibleScoresJSON, feedback.feedback_for(s, request.user).shown) for s in pair)
     comparison = presenters.comparison(a, b)
     context = {
         "first": first,
@@ -177,6 +171,8 @@ def compare(request: HttpRequest) -> HttpResponse:
         "comparison": comparison,
         "chart": charts.compare_bars(a, b, names=names) if comparison["per_database"] is not None else None,
         "indexable": all(s.is_public and not s.is_hidden for s in (first, second)),
+        # McNemar's test and the paired bootstrap interval, or why there are none.
+        "paired": feedback.paired_comparison(first, second, request.user),
     }
     return render(request, "leaderboard/compare.html", context)
 

@@ -7,6 +7,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from evaluation.models import BenchmarkVersion
+from leaderboard import feedback
 from leaderboard.models import Rescoring, Submission, SubmissionQuota
 
 QUOTA_WINDOW = timedelta(hours=24)
@@ -52,3 +53,22 @@ def finished_rescorings(*, versions: list[BenchmarkVersion]) -> dict[int, list[R
     ):
         found.setdefault(rescoring.version_id, []).append(rescoring)
     return found
+
+
+def scored_pair_visible_to(*, viewer, ids: tuple[int, int]) -> tuple[Submission, Submission] | None:
+    """The two submissions of `ids`, in that order, when the viewer may open both and both are scored
+    and released to them (leaderboard/feedback.py): what the compare page and its API compare. None
+    otherwise, without saying which: a private submission is not there for others."""
+    found = {
+        submission.pk: submission
+        for submission in Submission.objects.visible_to(viewer)
+        .filter(pk__in=ids, status=Submission.Status.SCORED)
+        .defer("predictions", "outcomes")
+        .select_related("version")
+    }
+    if set(ids) - set(found):
+        return None
+    # Scores not yet released to this viewer are not there to compare.
+    if any(feedback.feedback_for(submission, viewer).shown is None for submission in found.values()):
+        return None
+    return found[ids[0]], found[ids[1]]

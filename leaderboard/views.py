@@ -12,6 +12,7 @@ from evaluation.models import BenchmarkVersion
 from evaluation.predictions import PredictionFileError
 from evaluation.scoring import compare, sandbox
 from evaluation.scoring.metrics import BOOTSTRAP_RESAMPLES
+from evaluation.scoring.significance import PAIRED_RESAMPLES
 from evaluation.scoring.vocabulary import OUTCOMES
 from evaluation.selectors import changelog_versions, information_bound
 from leaderboard import charts, feedback, presenters, selectors, services
@@ -134,6 +135,7 @@ def metrics(request: HttpRequest) -> HttpResponse:
     context = {
         "rel_tol": f"{compare.REL_TOL:g}",
         "resamples": BOOTSTRAP_RESAMPLES,
+        "paired_resamples": PAIRED_RESAMPLES,
         "limits": sandbox.DEFAULT_LIMITS,
         "query_seconds": settings.TERMITE_QUERY_TIMEOUT,
         "public_per_version": settings.TERMITE_PUBLIC_PER_VERSION,

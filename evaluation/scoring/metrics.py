@@ -104,14 +104,22 @@ def bootstrap_ci(
     n = len(successes)
     if n == 0:
         return (0.0, 0.0)
-    cumulative = _binomial_cdf(n, sum(map(bool, successes)) / n)
+    cumulative = binomial_cdf(n, sum(map(bool, successes)) / n)
     rng = random.Random(seed)
-    means = sorted(bisect.bisect_left(cumulative, rng.random()) / n for _ in range(resamples))
+    return percentile_interval(
+        [bisect.bisect_left(cumulative, rng.random()) / n for _ in range(resamples)], level=level
+    )
+
+
+def percentile_interval(draws: Sequence[float], *, level: float) -> tuple[float, float]:
+    """The central `level` interval of bootstrap `draws` (not empty), by their percentiles."""
+    ordered = sorted(draws)
     tail = (1 - level) / 2
-    return means[math.floor(tail * (resamples - 1))], means[math.ceil((1 - tail) * (resamples - 1))]
+    last = len(ordered) - 1
+    return ordered[math.floor(tail * last)], ordered[math.ceil((1 - tail) * last)]
 
 
-def _binomial_cdf(n: int, p: float) -> list[float]:
+def binomial_cdf(n: int, p: float) -> list[float]:
     """P(X <= k) for k = 0..n, X ~ Binomial(n, p); the last entry is exactly 1."""
     if p in (0.0, 1.0):
         return [1.0 - p] * n + [1.0]

@@ -24,6 +24,16 @@ def points(value) -> str:
 
 
 @register.filter
+def p_value(value) -> str:
+    """A p-value with three significant digits: 0.038574 → "0.0386", 1.0 → "1"; "< 0.0001" below that."""
+    if value is None or value == "":
+        return "—"
+    if float(value) < 0.0001:
+        return "< 0.0001"
+    return f"{float(value):.3g}"
+
+
+@register.filter
 def sort_value(value) -> str:
     """What static/js/leaderboard.js sorts a cell by: a plain number, an ISO date or lower-case text;
     empty for a missing value, which sorts last. Never localised, unlike {{ value }}."""

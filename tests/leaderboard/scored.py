@@ -3,6 +3,8 @@ for the demo benchmark (23 questions: biblioteca 12, ciclismo 11; easy 6, medium
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from evaluation.scoring.metrics import bootstrap_ci
 from evaluation.scoring.score import SCORER_VERSION
 from evaluation.scoring.vocabulary import OUTCOMES
@@ -10,6 +12,7 @@ from evaluation.scoring.vocabulary import OUTCOMES
 DATABASES = {"biblioteca": 12, "ciclismo": 11}
 HARDNESS = {"easy": 6, "medium": 7, "hard": 6, "extra": 4}
 QUESTIONS = sum(DATABASES.values())
+QUESTION_IDS = [f"{db}-{i:03d}" for db, size in DATABASES.items() for i in range(1, size + 1)]
 
 
 def _spread(correct: int, sizes: dict[str, int]) -> dict[str, int]:
@@ -77,6 +80,39 @@ def scored_fields(
     }
 
 
+def outcome_lines(
+    right: Iterable[int], *, not_submitted: Iterable[int] = (), excluded: Iterable[int] = ()
+) -> list[dict]:
+    """`Submission.outcomes` as the current scorer stores it: the questions at the positions `right` (in
+    QUESTION_IDS) correct, those in `not_submitted` not submitted, those in `excluded` excluded, the
+    others wrong results."""
+    right, not_submitted, excluded = set(right), set(not_submitted), set(excluded)
+    lines = []
+    for position, qid in enumerate(QUESTION_IDS):
+        outcome = (
+            "excluded"
+            if position in excluded
+            else "correct"
+            if position in right
+            else "not_submitted"
+            if position in not_submitted
+            else "wrong_result"
+        )
+        correct = outcome == "correct"
+        lines.append(
+            {
+                "question_id": qid,
+                "outcome": outcome,
+                "ea": correct,
+                "ea_strict": correct,
+                "ts_ea": correct,
+                "error": None,
+                "static": outcome == "not_submitted",
+            }
+        )
+    return lines
+
+
 def bulk_scored(count: int, *, user, version) -> None:
     """`count` public scored submissions in one INSERT, with the predictions and outcomes a real one has."""
     from datetime import timedelta
@@ -85,7 +121,7 @@ def bulk_scored(count: int, *, user, version) -> None:
 
     from leaderboard.models import Submission
 
-    question_ids = [f"{db}-{i:03d}" for db, size in DATABASES.items() for i in range(1, size + 1)]
+    question_ids = QUESTION_IDS
     now = timezone.now()
     submissions = []
     for i in range(count):

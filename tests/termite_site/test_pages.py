@@ -53,6 +53,26 @@ def test_the_metrics_page_explains_test_suite_ea_and_cites_its_method(client):
     assert 'href="https://github.com/taoyds/test-suite-sql-eval">test-suite-sql-eval</a>' in citation
 
 
+def test_the_metrics_page_explains_the_paired_test_and_the_rule_the_ranking_uses(client):
+    body = client.get(reverse("metrics")).content.decode()
+    section = body.split('<h2 id="significance">')[1].split("<h2")[0]
+    assert "McNemar's exact test" in section and "paired bootstrap interval" in section
+    assert "2000 resamples" in section and "fixed seed" in section
+    assert "never which" in section and "two public submissions" in section
+    # Which rule the leaderboard's shared ranks follow, and that the paired test is the finer one.
+    assert "share a rank when each one" in section and "The paired test is the finer one" in section
+    citations = section.split('id="significance-citations"')[1]
+    for reference in (
+        "Quinn McNemar.",
+        "Psychometrika 12(2), 1947.",
+        "Statistical Significance Tests for Machine Translation Evaluation",
+        "EMNLP 2004.",
+        "The Hitchhiker's Guide to Testing Statistical Significance in Natural Language Processing",
+        "ACL 2018.",
+    ):
+        assert reference in citations
+
+
 def test_the_about_page_gives_the_bibtex(client):
     body = client.get(reverse("about")).content.decode()
     assert "@misc{ranaldi2024contamination" in body and "2402.08100" in body

@@ -1,0 +1,157 @@
+"""Whether two systems' EA differ by more than chance, from their verdicts on the same questions.
+
+Both tests are paired: they look at the questions one system gets right and the other wrong, which is
+far more telling than two separate confidence intervals (two systems right on the same 150 of 198
+questions are equal, whatever their intervals say). Everything here depends on the four counts of the
+2 x 2 table of verdicts (`Pairs`), never on which questions fall in which cell.
+
+- McNemar's exact test (McNemar 1947): of the b + c questions where the verdicts differ, A alone is right
+  on b; were the systems equally good, b would be Binomial(b + c, 1/2). The two-sided p-value is
+  min(1, 2 P(X <= min(b, c))), computed exactly in integers; 1 when b + c = 0.
+- A paired bootstrap interval of EA(A) - EA(B) (Koehn 2004): resample the questions with replacement and
+  take the percentiles of the difference. A resample of n questions is a Multinomial(n; the four cells'
+  shares) draw of the four counts, and the difference is (b* - c*) / n, so each resample is drawn from
+  the counts directly (b* ~ Binomial(n, b/n), then c* ~ Binomial(n - b*, c/(n - b))): the same bootstrap
+  as resampling questions, in two random numbers instead of n. The seed is fixed, as for
+  `metrics.bootstrap_ci`: the same table always gets the same interval.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import random
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Annotated, TypedDict
+
+from evaluation.scoring.metrics import BOOTSTRAP_SEED, binomial_cdf, percentile_interval
+from evaluation.scoring.scores_json import Fraction, Interval, Schema
+
+PAIRED_RESAMPLES = 2000
+# A difference is called significant when McNemar's p-value is below this.
+SIGNIFICANCE_LEVEL = 0.05
+
+
+@dataclass(frozen=True)
+class Pairs:
+    """Two systems' verdicts on the same n questions, counted: right in both, in A only (b), in B only (c),
+    in neither."""
+
+    both: int
+    only_a: int
+    only_b: int
+    neither: int
+
+    def __post_init__(self) -> None:
+        if min(self.both, self.only_a, self.only_b, self.neither) < 0:
+            raise ValueError(f"negative count in {self}")
+
+    @classmethod
+    def of(cls, verdicts: Iterable[tuple[bool, bool]]) -> Pairs:
+        """The table of (A right, B right) verdicts, one per question."""
+        counts = [0, 0, 0, 0]
+        for a, b in verdicts:
+            counts[(not a) * 2 + (not b)] += 1
+        both, only_a, only_b, neither = counts
+        return cls(both=both, only_a=only_a, only_b=only_b, neither=neither)
+
+    @property
+    def n(self) -> int:
+        return self.both + self.only_a + self.only_b + self.neither
+
+    @property
+    def difference(self) -> float:
+        """EA(A) - EA(B) on these questions; 0.0 when there are none."""
+        return (self.only_a - self.only_b) / self.n if self.n else 0.0
+
+
+class PairedTestJSON(TypedDict):
+    n: Annotated[int, Schema(description="Questions scored for both submissions: the tests' sample")]
+    ea_a: Annotated[Fraction, Schema(description="EA of A on those questions")]
+    ea_b: Annotated[Fraction, Schema(description="EA of B on those questions")]
+    difference: Annotated[float, Schema(minimum=-1, maximum=1, description="ea_a - ea_b")]
+    difference_ci95: Annotated[
+        Interval, Schema(description="Paired bootstrap 95% interval of the difference (fixed seed)")
+    ]
+    mcnemar_p: Annotated[Fraction, Schema(description="Two-sided p-value of McNemar's exact test")]
+    right_only_a: Annotated[int, Schema(description="How many of the questions A alone answers right")]
+    right_only_b: Annotated[int, Schema(description="How many of the questions B alone answers right")]
+
+
+@dataclass(frozen=True)
+class PairedTest:
+    pairs: Pairs
+    difference_ci95: tuple[float, float]
+    mcnemar_p: float
+
+    @property
+    def significant(self) -> bool:
+        return self.mcnemar_p < SIGNIFICANCE_LEVEL
+
+    def as_dict(self) -> PairedTestJSON:
+        pairs, n = self.pairs, self.pairs.n or 1
+        return {
+            "n": pairs.n,
+            "ea_a": (pairs.both + pairs.only_a) / n,
+            "ea_b": (pairs.both + pairs.only_b) / n,
+            "difference": pairs.difference,
+            "difference_ci95": list(self.difference_ci95),
+            "mcnemar_p": self.mcnemar_p,
+            "right_only_a": pairs.only_a,
+            "right_only_b": pairs.only_b,
+        }
+
+
+def paired_test(pairs: Pairs, *, resamples: int = PAIRED_RESAMPLES, seed: int = BOOTSTRAP_SEED) -> PairedTest:
+    return PairedTest(
+        pairs=pairs,
+        difference_ci95=paired_bootstrap_ci(pairs, resamples=resamples, seed=seed),
+        mcnemar_p=mcnemar_p(pairs.only_a, pairs.only_b),
+    )
+
+
+def mcnemar_p(only_a: int, only_b: int) -> float:
+    """The two-sided p-value of McNemar's exact test: min(1, 2 P(X <= min(b, c))), X ~ Binomial(b + c,
+    1/2); 1.0 when the verdicts never differ. Exact: the tail is a sum of integers over 2 ** (b + c)."""
+    if min(only_a, only_b) < 0:
+        raise ValueError("counts must not be negative")
+    discordant = only_a + only_b
+    if discordant == 0:
+        return 1.0
+    tail = sum(math.comb(discordant, k) for k in range(min(only_a, only_b) + 1))
+    # True division of two integers rounds once, correctly, however large they are.
+    return min(1.0, 2 * tail / (1 << discordant))
+
+
+def paired_bootstrap_ci(
+    pairs: Pairs,
+    *,
+    level: float = 0.95,
+    resamples: int = PAIRED_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+) -> tuple[float, float]:
+    """Percentile paired-bootstrap interval of EA(A) - EA(B), drawn from the counts (module docstring);
+    (0.0, 0.0) when there are no questions."""
+    n = pairs.n
+    if n == 0:
+        return (0.0, 0.0)
+    rng = random.Random(seed)
+    only_a_cdf = binomial_cdf(n, pairs.only_a / n)
+    rest = n - pairs.only_a
+    only_b_share = pairs.only_b / rest if rest else 0.0
+    only_b_cdfs: dict[int, list[float]] = {}  # by the number of questions left once b* is drawn
+    differences = []
+    for _ in range(resamples):
+        only_a = _draw(only_a_cdf, rng)
+        left = n - only_a
+        if left not in only_b_cdfs:
+            only_b_cdfs[left] = binomial_cdf(left, only_b_share)
+        differences.append((only_a - _draw(only_b_cdfs[left], rng)) / n)
+    return percentile_interval(differences, level=level)
+
+
+def _draw(cumulative: list[float], rng: random.Random) -> int:
+    """One draw by inversion from the distribution on 0..len - 1 whose cumulative probabilities these are
+    (the last exactly 1), as `metrics.bootstrap_ci` draws."""
+    return bisect.bisect_left(cumulative, rng.random())
