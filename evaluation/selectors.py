@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from django.db.models import Count, Q
 from django.http import Http404
 
-from evaluation.models import BenchmarkVersion, Database, Hardness, Question, SchemaShown
+from evaluation.models import BenchmarkVersion, Database, Erratum, Hardness, Question, SchemaShown
 
 
 def visible_versions(*, user) -> list[BenchmarkVersion]:
@@ -101,6 +101,37 @@ def excluded_questions(*, versions: list[BenchmarkVersion]) -> dict[int, list[Qu
     for question in questions.order_by("database__slug", "position"):
         found.setdefault(question.version_id, []).append(question)
     return found
+
+
+def drafts_descending_from(version: BenchmarkVersion) -> list[BenchmarkVersion]:
+    """The draft versions derived from `version`, directly or through others, and `version` if a draft."""
+    return [
+        draft
+        for draft in BenchmarkVersion.objects.filter(status=BenchmarkVersion.Status.DRAFT)
+        if version.pk in {v.pk for v in draft.lineage()}
+    ]
+
+
+def errata_to_carry(*, source: BenchmarkVersion) -> list[Erratum]:
+    """The accepted errata that a new draft derived from `source` must apply, oldest first.
+
+    An erratum accepted on `source` or on a version `source` derives from reaches the drafts descending
+    from that version once: those existing when it is accepted (evaluation/errata.py), and those created
+    later from a version that was already published then. A version that was a draft when the erratum
+    was accepted, or was created after, got it already; what it says of the question now is staff's later
+    word (brought back after a fix, say), and its drafts copy that.
+    """
+    lineage = source.lineage()
+    position = {version.pk: n for n, version in enumerate(lineage)}
+    errata = Erratum.objects.accepted().filter(question__version__in=lineage).select_related("question")
+    return [
+        erratum
+        for erratum in errata.order_by("resolved_at", "pk")
+        if all(
+            version.published_at is not None and version.published_at <= erratum.resolved_at
+            for version in lineage[: position[erratum.question.version_id] + 1]
+        )
+    ]
 
 
 @dataclass(frozen=True)
