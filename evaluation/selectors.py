@@ -3,8 +3,9 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass
+from datetime import datetime
 
-from django.db.models import Count, Q
+from django.db.models import Count, Min, Q
 from django.http import Http404
 
 from evaluation.models import BenchmarkVersion, Database, Erratum, Hardness, Question, SchemaShown
@@ -101,6 +102,58 @@ def excluded_questions(*, versions: list[BenchmarkVersion]) -> dict[int, list[Qu
     for question in questions.order_by("database__slug", "position"):
         found.setdefault(question.version_id, []).append(question)
     return found
+
+
+@dataclass(frozen=True)
+class PublicErratum:
+    """What anyone may see of an erratum: never its description, which may quote the gold or the data."""
+
+    version: str
+    question_id: str
+    status: str
+    status_display: str
+    public_reason: str
+    reported_on: datetime
+    resolved_on: datetime | None
+
+
+def errata_public() -> list[PublicErratum]:
+    """Every erratum, newest first, as the public errata page shows it."""
+    errata = Erratum.objects.select_related("question__version").only(
+        "status",
+        "public_reason",
+        "created_at",
+        "resolved_at",
+        "question__public_id",
+        "question__version__label",
+    )
+    return [
+        PublicErratum(
+            version=erratum.question.version.label,
+            question_id=erratum.question.public_id,
+            status=erratum.status,
+            status_display=erratum.get_status_display(),
+            public_reason=erratum.public_reason if erratum.status == Erratum.Status.ACCEPTED else "",
+            reported_on=erratum.created_at,
+            resolved_on=erratum.resolved_at,
+        )
+        for erratum in errata
+    ]
+
+
+def errata_of(*, reporter) -> list[Erratum]:
+    """The reporter's own errata, newest first."""
+    return list(reporter.errata.select_related("question__version"))
+
+
+def questions_with_open_errata() -> list[Question]:
+    """Questions that have open errata, the longest waiting first, with how many and since when."""
+    return list(
+        Question.objects.filter(errata__status=Erratum.Status.OPEN)
+        .select_related("version")
+        .annotate(open_errata=Count("errata"), waiting_since=Min("errata__created_at"))
+        .order_by("waiting_since")
+    )
 
 
 def drafts_descending_from(version: BenchmarkVersion) -> list[BenchmarkVersion]:

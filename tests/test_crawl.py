@@ -2,8 +2,8 @@
 
 Every page reachable by links from the home page, plus every URL pattern filled with real ids, is fetched
 as an anonymous visitor, a participant, another participant and a staff member. No response body or
-header may hold a gold query or a gold result value that appears nowhere else, and a private submission
-may show only to its owner and to staff.
+header may hold a gold query or a gold result value that appears nowhere else, a private submission may
+show only to its owner and to staff, and so may the description of an erratum, which may quote the data.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import pytest
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
+from evaluation.errata import erratum_accept, erratum_decline, erratum_report
 from evaluation.models import Question
 from evaluation.scoring.functions import install_functions
 from leaderboard.services import submission_score
@@ -27,6 +28,7 @@ from tests.evaluation.gold_leaks import gold_texts
 pytestmark = pytest.mark.django_db
 
 PRIVATE_MARK = "ModelloPrivatoZ9"
+ERRATUM_MARK = "SegnalazionePrivataW5"
 MAX_PAGES = 400
 SKIPPED = ("/accounts/logout/", "/static/", "/admin/rq/", "/i18n/")
 PROSE_PAGES = ("/", "/about/", "/metrics/", "/changelog/")
@@ -139,6 +141,11 @@ def site(demo_version, owner, other_user, staff, make_submission, gold):
     token, _raw = api_token_create(user=owner, name="crawl")
     question = demo_version.questions.first()
     report = demo_version.reports.first()
+    erratum_report(reporter=owner, question=question, description=f"{ERRATUM_MARK}: open")
+    declined = erratum_report(reporter=owner, question=question, description=f"{ERRATUM_MARK}: declined")
+    erratum_decline(erratum=declined, by=staff, staff_reason="La domanda è corretta.")
+    accepted = erratum_report(reporter=owner, question=question, description=f"{ERRATUM_MARK}: accepted")
+    erratum_accept(erratum=accepted, by=staff, public_reason="Ambigua.")
     ids = {
         "label": demo_version.label,
         "slug": "biblioteca",
@@ -151,6 +158,8 @@ def site(demo_version, owner, other_user, staff, make_submission, gold):
         *filled_patterns(ids),
         *(probe.get_absolute_url() for probe in probes),
         f"/staff/questions/{question.pk}/exclusion/",
+        f"/staff/questions/{question.pk}/errata/",
+        f"/errata/new/?version={demo_version.label}&question_id={question.public_id}",
         f"/staff/reports/{report.pk}/",
         "/admin/",
         "/admin/evaluation/question/",
@@ -160,6 +169,7 @@ def site(demo_version, owner, other_user, staff, make_submission, gold):
     ]
     return {
         "private": mine_private,
+        "errata_page": f"/staff/questions/{question.pk}/errata/",
         "seeds": seeds,
         "golds": gold_texts(),
         "values": gold_only_values(demo_version),
@@ -181,7 +191,7 @@ def test_no_page_shows_gold_and_private_work_stays_private(request, who, site):
         client.force_login(user)
     pages = crawl(client, site["seeds"])
     assert len(pages) > 20, sorted(pages)
-    leaks, private_seen, errors, data_seen = [], [], [], []
+    leaks, private_seen, errors, data_seen, errata_seen = [], [], [], [], []
     for path, response in pages.items():
         text = " ".join(response.content.decode(errors="replace").split()) + " " + str(dict(response.items()))
         if any(gold in text for gold in site["golds"]):
@@ -192,6 +202,8 @@ def test_no_page_shows_gold_and_private_work_stays_private(request, who, site):
             leaks.append(f"{path}: a gold result value")
         if PRIVATE_MARK in text:
             private_seen.append(path)
+        if ERRATUM_MARK in text:
+            errata_seen.append(path)
         if response.status_code >= 500:
             errors.append(path)
         if any(value in text for value in site["hidden"]):
@@ -205,8 +217,14 @@ def test_no_page_shows_gold_and_private_work_stays_private(request, who, site):
         assert data_seen == []
     if who in ("anonymous", "other_user"):
         assert private_seen == []
+        assert errata_seen == []
     else:
         assert site["private"].get_absolute_url() in private_seen
+    if who == "owner":
+        assert errata_seen == ["/errata/mine/"]
+    if who == "staff":
+        assert site["errata_page"] in errata_seen
+    assert "/errata/" in pages and pages["/errata/"].status_code == 200
 
 
 @pytest.mark.parametrize("who", ["owner", "other_user"])
