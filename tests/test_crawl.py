@@ -234,7 +234,9 @@ def test_no_api_answer_shows_a_value_of_the_hidden_databases(request, who, site)
     client = Client(HTTP_AUTHORIZATION=f"Bearer {raw}")
     answers = [client.get("/api/v1/submissions").content.decode()]
     answers += [client.get(f"/api/v1/submissions/{probe.pk}").content.decode() for probe in site["probes"]]
+    answers.append(client.get("/api/v1/errata").content.decode())
     answers.append(client.get("/api/v1/leaderboard").content.decode())
     assert [n for n, text in enumerate(answers) if any(value in text for value in site["hidden"])] == []
     if who == "owner":
-        assert all('"checks"' in text for text in answers[1:-1])
+        assert all('"checks"' in text for text in answers[1:-2])
+    assert (ERRATUM_MARK in answers[-2]) is (who == "owner")
