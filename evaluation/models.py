@@ -252,7 +252,8 @@ class Question(models.Model):
         return self.status == self.Status.VALID
 
     def decrypt_gold(self) -> str:
-        """For scoring and validation code only: the gold must never reach a page, log or message."""
+        """For scoring and validation code, and for the staff page of a question's errata, the one page that
+        shows a gold query (to staff only): the gold must never reach another page, a log or a message."""
         return decrypt_gold(self.gold_encrypted)
 
     def decrypt_gold_sqlite(self) -> str:

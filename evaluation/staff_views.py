@@ -230,15 +230,19 @@ def errata_open(request: HttpRequest) -> HttpResponse:
 
 @staff_required
 def question_errata(request: HttpRequest, pk: int) -> HttpResponse:
-    """One question's errata, beside its validation findings."""
+    """One question's errata, with what staff need to judge them: its gold and its validation findings."""
     question = get_object_or_404(Question.objects.select_related("version", "database"), pk=pk)
     context = {
         "question": question,
         "version": question.version,
+        # Staff only: the one page that shows a gold query, so that staff can judge a report against it.
+        "gold": question.decrypt_gold(),
         "errata": question.errata.select_related("reporter", "resolved_by"),
         "resolve_form": ErratumResolveForm(),
     }
-    return render(request, "evaluation/staff/question_errata.html", context)
+    response = render(request, "evaluation/staff/question_errata.html", context)
+    response["Cache-Control"] = "no-store"
+    return response
 
 
 @staff_required

@@ -1,6 +1,6 @@
 """Errata: participants report wrong questions, staff accept or decline, and an accepted erratum flows into
-the next version. Who sees what: the description only its reporter and staff, the public page ids, status
-and public reasons."""
+the next version. Who sees what: the description only its reporter and staff, the gold only staff, the
+public page ids, status and public reasons."""
 
 from __future__ import annotations
 
@@ -284,11 +284,14 @@ def test_staff_reach_the_open_errata_from_their_home_page(client, staff, reporte
     assert "biblioteca-001" in listing
 
 
-def test_the_question_page_shows_staff_the_question_its_findings_and_every_report(client, staff, reported):
+def test_the_question_page_shows_staff_the_gold_the_findings_and_every_report(client, staff, reported):
     client.force_login(staff)
     response = client.get(reverse("staff:question_errata", args=[reported.question.pk]))
-    assert response.status_code == 200
+    assert response.status_code == 200 and response["Cache-Control"] == "no-store"
     page = text_of(response)
+    # Checked without pytest's comparison, which would print the gold.
+    if " ".join(reported.question.decrypt_gold().split()) not in " ".join(page.split()):
+        pytest.fail("the staff errata page does not show the question's gold", pytrace=False)
     assert reported.question.text in page and MARK in page and reported.reporter.username in page
     assert "Findings" in page
 
