@@ -118,8 +118,10 @@ class PublicErratum:
 
 
 def errata_public() -> list[PublicErratum]:
-    """Every erratum, newest first, as the public errata page shows it."""
-    errata = Erratum.objects.select_related("question__version").only(
+    """The errata of published versions, newest first, as the public errata page shows them (staff may
+    report on a draft, which only staff see)."""
+    published = Erratum.objects.filter(question__version__status=BenchmarkVersion.Status.PUBLISHED)
+    errata = published.select_related("question__version").only(
         "status",
         "public_reason",
         "created_at",

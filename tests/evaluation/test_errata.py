@@ -230,12 +230,14 @@ def test_before_any_version_is_published_a_report_is_refused(client, owner):
     assert response.context["form"].errors["version"] == ["No version is published yet."]
 
 
-def test_staff_may_report_on_a_draft(client, staff, demo_version):
+def test_staff_may_report_on_a_draft_which_the_public_page_leaves_out(client, staff, demo_version):
     derive(demo_version, "demo-1.1")
     client.force_login(staff)
     response = client.post(NEW, {"version": "demo-1.1", "question_id": "biblioteca-001", "description": "x"})
     assert response.status_code == 302
     assert Erratum.objects.get().question.version.label == "demo-1.1"
+    client.logout()
+    assert "demo-1.1" not in text_of(client.get(PUBLIC))
 
 
 def test_reports_are_rate_limited_per_participant(client, owner, other_user, question, settings):
