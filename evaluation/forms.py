@@ -3,7 +3,14 @@ from __future__ import annotations
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from evaluation.models import LABEL_VALIDATOR, SLUG_VALIDATOR, BenchmarkVersion, Dialect, SchemaShown
+from evaluation.models import (
+    LABEL_VALIDATOR,
+    SLUG_VALIDATOR,
+    BenchmarkVersion,
+    Dialect,
+    Erratum,
+    SchemaShown,
+)
 from evaluation.sources import MAX_ARCHIVE_BYTES, MAX_DUMP_BYTES, MAX_QUESTIONS_BYTES
 
 
@@ -93,3 +100,59 @@ class SchemaShownForm(forms.Form):
     shown = forms.ChoiceField(
         label=_("Schema shown to participants"), choices=SchemaShown.choices, widget=forms.RadioSelect
     )
+
+
+class ErratumForm(forms.Form):
+    """A report that a question is wrong, from the web form and the API alike (the version by its label).
+
+    The versions are those the reporter may see: published ones, and drafts too for staff. Without a
+    version, the latest published one.
+    """
+
+    version = forms.ModelChoiceField(
+        label=_("Version"),
+        queryset=BenchmarkVersion.objects.none(),
+        to_field_name="label",
+        required=False,
+        empty_label=None,
+        error_messages={"invalid_choice": _("There is no published version %(value)s.")},
+    )
+    question_id = forms.CharField(label=_("Question id"), max_length=80, help_text=_("e.g. biblioteca-001"))
+    description = forms.CharField(
+        label=_("What is wrong"),
+        max_length=Erratum.MAX_DESCRIPTION_CHARS,
+        widget=forms.Textarea(attrs={"rows": 6}),
+        help_text=_("Only you and the staff read this; the errata page lists the question id alone."),
+    )
+
+    def __init__(self, *args, user, **kwargs):
+        super().__init__(*args, **kwargs)
+        versions = BenchmarkVersion.objects.all() if user.is_staff else BenchmarkVersion.objects.published()
+        self.fields["version"].queryset = versions.order_by("-published_at", "-created_at")
+        self.fields["version"].initial = BenchmarkVersion.objects.latest_published()
+
+    def clean_version(self) -> BenchmarkVersion | None:
+        version = self.cleaned_data["version"] or BenchmarkVersion.objects.latest_published()
+        if version is None:
+            raise forms.ValidationError(_("No version is published yet."))
+        return version
+
+    def clean(self):
+        cleaned = super().clean()
+        version, public_id = cleaned.get("version"), cleaned.get("question_id")
+        if version is not None and public_id:
+            question = version.questions.filter(public_id=public_id).first()
+            if question is None:
+                self.add_error(
+                    "question_id",
+                    _("%(version)s has no question %(id)s.") % {"version": version, "id": public_id},
+                )
+            cleaned["question"] = question
+        return cleaned
+
+
+class ErratumResolveForm(forms.Form):
+    decision = forms.ChoiceField(
+        choices=[(status, label) for status, label in Erratum.Status.choices if status != Erratum.Status.OPEN]
+    )
+    reason = forms.CharField(max_length=Erratum.MAX_REASON_CHARS)

@@ -84,6 +84,13 @@ class BenchmarkVersion(models.Model):
     def is_published(self) -> bool:
         return self.status == self.Status.PUBLISHED
 
+    def lineage(self) -> list[BenchmarkVersion]:
+        """This version, then the version it derives from, and so on to the first."""
+        versions = [self]
+        while versions[-1].derived_from_id is not None:
+            versions.append(versions[-1].derived_from)
+        return versions
+
     def set_private_breakdowns(self, shown: bool) -> None:
         self.private_breakdowns = shown
         self.save(update_fields=["private_breakdowns"])
@@ -245,7 +252,8 @@ class Question(models.Model):
         return self.status == self.Status.VALID
 
     def decrypt_gold(self) -> str:
-        """For scoring and validation code only: the gold must never reach a page, log or message."""
+        """For scoring and validation code, and for the staff page of a question's errata, the one page that
+        shows a gold query (to staff only): the gold must never reach another page, a log or a message."""
         return decrypt_gold(self.gold_encrypted)
 
     def decrypt_gold_sqlite(self) -> str:
@@ -266,3 +274,74 @@ class ValidationReport(models.Model):
 
     def __str__(self) -> str:
         return self.title
+
+
+class ErratumQuerySet(models.QuerySet):
+    def open(self) -> ErratumQuerySet:
+        return self.filter(status=Erratum.Status.OPEN)
+
+    def accepted(self) -> ErratumQuerySet:
+        return self.filter(status=Erratum.Status.ACCEPTED)
+
+
+class Erratum(models.Model):
+    """A participant's report that a question of a published version is wrong, and staff's answer.
+
+    The description is the reporter's and staff's only: it may quote the gold or the data. A declined
+    erratum's `staff_reason` is for the reporter; an accepted one's `public_reason` is for everyone.
+    """
+
+    MAX_DESCRIPTION_CHARS = 2000
+    MAX_REASON_CHARS = 500
+
+    class Status(models.TextChoices):
+        OPEN = "open", _("open")
+        ACCEPTED = "accepted", _("accepted")
+        DECLINED = "declined", _("declined")
+
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="errata")
+    reporter = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="errata")
+    description = models.TextField(max_length=MAX_DESCRIPTION_CHARS)
+    created_at = models.DateTimeField(default=timezone.now)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
+    staff_reason = models.TextField(blank=True, help_text="Why it was declined: shown to the reporter only.")
+    public_reason = models.TextField(blank=True, help_text="Why it was accepted: shown publicly.")
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    resolved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    objects = ErratumQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.question.public_id} ({self.get_status_display()})"
+
+    @property
+    def is_open(self) -> bool:
+        return self.status == self.Status.OPEN
+
+    @property
+    def reason_for_reporter(self) -> str:
+        """What the reporter may read of staff's answer: the public reason, or the reason it was declined."""
+        if self.status == self.Status.ACCEPTED:
+            return self.public_reason
+        if self.status == self.Status.DECLINED:
+            return self.staff_reason
+        return ""
+
+    def accept(self, *, by, public_reason: str) -> None:
+        self._resolve(self.Status.ACCEPTED, by=by, public_reason=public_reason.strip())
+
+    def decline(self, *, by, staff_reason: str) -> None:
+        self._resolve(self.Status.DECLINED, by=by, staff_reason=staff_reason.strip())
+
+    def _resolve(self, status: str, *, by, **reason: str) -> None:
+        self.status = status
+        self.resolved_at = timezone.now()
+        self.resolved_by = by
+        for field, text in reason.items():
+            setattr(self, field, text)
+        self.save(update_fields=["status", "resolved_at", "resolved_by", *reason])

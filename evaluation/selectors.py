@@ -3,11 +3,12 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass
+from datetime import datetime
 
-from django.db.models import Count, Q
+from django.db.models import Count, Min, Q
 from django.http import Http404
 
-from evaluation.models import BenchmarkVersion, Database, Hardness, Question, SchemaShown
+from evaluation.models import BenchmarkVersion, Database, Erratum, Hardness, Question, SchemaShown
 
 
 def visible_versions(*, user) -> list[BenchmarkVersion]:
@@ -101,6 +102,91 @@ def excluded_questions(*, versions: list[BenchmarkVersion]) -> dict[int, list[Qu
     for question in questions.order_by("database__slug", "position"):
         found.setdefault(question.version_id, []).append(question)
     return found
+
+
+@dataclass(frozen=True)
+class PublicErratum:
+    """What anyone may see of an erratum: never its description, which may quote the gold or the data."""
+
+    version: str
+    question_id: str
+    status: str
+    status_display: str
+    public_reason: str
+    reported_on: datetime
+    resolved_on: datetime | None
+
+
+def errata_public() -> list[PublicErratum]:
+    """The errata of published versions, newest first, as the public errata page shows them (staff may
+    report on a draft, which only staff see)."""
+    published = Erratum.objects.filter(question__version__status=BenchmarkVersion.Status.PUBLISHED)
+    errata = published.select_related("question__version").only(
+        "status",
+        "public_reason",
+        "created_at",
+        "resolved_at",
+        "question__public_id",
+        "question__version__label",
+    )
+    return [
+        PublicErratum(
+            version=erratum.question.version.label,
+            question_id=erratum.question.public_id,
+            status=erratum.status,
+            status_display=erratum.get_status_display(),
+            public_reason=erratum.public_reason if erratum.status == Erratum.Status.ACCEPTED else "",
+            reported_on=erratum.created_at,
+            resolved_on=erratum.resolved_at,
+        )
+        for erratum in errata
+    ]
+
+
+def errata_of(*, reporter) -> list[Erratum]:
+    """The reporter's own errata, newest first."""
+    return list(reporter.errata.select_related("question__version"))
+
+
+def questions_with_open_errata() -> list[Question]:
+    """Questions that have open errata, the longest waiting first, with how many and since when."""
+    return list(
+        Question.objects.filter(errata__status=Erratum.Status.OPEN)
+        .select_related("version")
+        .annotate(open_errata=Count("errata"), waiting_since=Min("errata__created_at"))
+        .order_by("waiting_since")
+    )
+
+
+def drafts_descending_from(version: BenchmarkVersion) -> list[BenchmarkVersion]:
+    """The draft versions derived from `version`, directly or through others, and `version` if a draft."""
+    return [
+        draft
+        for draft in BenchmarkVersion.objects.filter(status=BenchmarkVersion.Status.DRAFT)
+        if version.pk in {v.pk for v in draft.lineage()}
+    ]
+
+
+def errata_to_carry(*, source: BenchmarkVersion) -> list[Erratum]:
+    """The accepted errata that a new draft derived from `source` must apply, oldest first.
+
+    An erratum accepted on `source` or on a version `source` derives from reaches the drafts descending
+    from that version once: those existing when it is accepted (evaluation/errata.py), and those created
+    later from a version that was already published then. A version that was a draft when the erratum
+    was accepted, or was created after, got it already; what it says of the question now is staff's later
+    word (brought back after a fix, say), and its drafts copy that.
+    """
+    lineage = source.lineage()
+    position = {version.pk: n for n, version in enumerate(lineage)}
+    errata = Erratum.objects.accepted().filter(question__version__in=lineage).select_related("question")
+    return [
+        erratum
+        for erratum in errata.order_by("resolved_at", "pk")
+        if all(
+            version.published_at is not None and version.published_at <= erratum.resolved_at
+            for version in lineage[: position[erratum.question.version_id] + 1]
+        )
+    ]
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from evaluation.gold import encrypt_gold, rotate_gold
 from evaluation.models import (
     BenchmarkVersion,
     Database,
+    Erratum,
     NeighbourDatabase,
     Question,
     SchemaShown,
@@ -40,6 +41,7 @@ from evaluation.prepared import (
 from evaluation.scoring import schema_shape
 from evaluation.scoring.dialect import read_schema
 from evaluation.scoring.suites import BuiltSuite
+from evaluation.selectors import errata_to_carry
 from evaluation.signals import version_published
 from evaluation.sources import (
     BenchmarkSource,
@@ -140,7 +142,11 @@ def database_add(
 def version_create_draft(
     *, label: str, name: str, notes: str = "", derived_from: BenchmarkVersion | None = None
 ):
-    """A new draft, empty or holding a copy of another version's databases and questions."""
+    """A new draft, empty or holding a copy of another version's databases and questions.
+
+    A copy leaves out of scoring the questions that accepted errata report (`errata_to_carry` says which),
+    each with its erratum's public reason: an accepted erratum flows into the next version.
+    """
     if BenchmarkVersion.objects.filter(label=label).exists():
         raise VersionStateError(f"version {label!r} already exists")
     with transaction.atomic():
@@ -149,6 +155,7 @@ def version_create_draft(
         )
         if derived_from is not None:
             _copy_content(derived_from, draft)
+            errata_apply(version=draft, errata=errata_to_carry(source=derived_from))
     return draft
 
 
@@ -197,6 +204,20 @@ def question_set_excluded(*, question: Question, excluded: bool, reason: str = "
     question.status_reason = reason.strip() if excluded else ""
     question.save(update_fields=["status", "status_reason"])
     return question
+
+
+def errata_apply(*, version: BenchmarkVersion, errata: list[Erratum]) -> list[Question]:
+    """Exclude from draft `version` the question each accepted erratum reports (the same public id), with
+    the erratum's public reason; returns those excluded. A question already out of scoring (excluded for
+    another reason, or invalid) is left as it is: it needs no fix."""
+    excluded = []
+    for erratum in errata:
+        question = version.questions.filter(public_id=erratum.question.public_id).first()
+        if question is not None and question.is_scored:
+            excluded.append(
+                question_set_excluded(question=question, excluded=True, reason=erratum.public_reason)
+            )
+    return excluded
 
 
 def database_schema_choose(*, database: Database, shown: str) -> ValidationReport:

@@ -18,4 +18,7 @@ urlpatterns = [
     path("versions/<str:label>/feedback/", staff_views.version_feedback, name="version_feedback"),
     path("questions/<int:pk>/exclusion/", staff_views.question_exclusion, name="question_exclusion"),
     path("reports/<int:pk>/", staff_views.report, name="report"),
+    path("errata/", staff_views.errata_open, name="errata"),
+    path("questions/<int:pk>/errata/", staff_views.question_errata, name="question_errata"),
+    path("errata/<int:pk>/resolve/", staff_views.erratum_resolve, name="erratum_resolve"),
 ]

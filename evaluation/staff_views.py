@@ -1,4 +1,4 @@
-"""Staff pages: draft versions, adding databases, excluding questions, reports, publishing."""
+"""Staff pages: draft versions, adding databases, excluding questions, reports, publishing, errata."""
 
 from __future__ import annotations
 
@@ -14,16 +14,17 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from evaluation import services
+from evaluation import errata, services
 from evaluation.forms import (
     AddDatabaseForm,
     DraftVersionForm,
+    ErratumResolveForm,
     ExcludeQuestionForm,
     ImportArchiveForm,
     SchemaShownForm,
 )
-from evaluation.models import BenchmarkVersion, Database, Question, ValidationReport
-from evaluation.selectors import database_summaries
+from evaluation.models import BenchmarkVersion, Database, Erratum, Question, ValidationReport
+from evaluation.selectors import database_summaries, questions_with_open_errata
 from evaluation.sources import SourceError, database_source_from_files
 from termite_site.decorators import staff_required
 
@@ -40,6 +41,7 @@ def _render_home(
         "draft_form": draft_form or DraftVersionForm(prefix="draft"),
         "import_form": import_form or ImportArchiveForm(prefix="import"),
         "reports": ValidationReport.objects.select_related("version")[:20],
+        "open_errata": Erratum.objects.open().count(),
     }
     return render(request, "evaluation/staff/home.html", context, status=status)
 
@@ -219,3 +221,65 @@ def database_schema(request: HttpRequest, label: str, slug: str) -> HttpResponse
     return render(
         request, "evaluation/staff/database_schema.html", context, status=400 if form.errors else 200
     )
+
+
+@staff_required
+def errata_open(request: HttpRequest) -> HttpResponse:
+    return render(request, "evaluation/staff/errata.html", {"questions": questions_with_open_errata()})
+
+
+@staff_required
+def question_errata(request: HttpRequest, pk: int) -> HttpResponse:
+    """One question's errata, with what staff need to judge them: its gold and its validation findings."""
+    question = get_object_or_404(Question.objects.select_related("version", "database"), pk=pk)
+    context = {
+        "question": question,
+        "version": question.version,
+        # Staff only: the one page that shows a gold query, so that staff can judge a report against it.
+        "gold": question.decrypt_gold(),
+        "errata": question.errata.select_related("reporter", "resolved_by"),
+        "resolve_form": ErratumResolveForm(),
+    }
+    response = render(request, "evaluation/staff/question_errata.html", context)
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@staff_required
+@require_POST
+def erratum_resolve(request: HttpRequest, pk: int) -> HttpResponse:
+    erratum = get_object_or_404(Erratum.objects.select_related("question__version"), pk=pk)
+    question = erratum.question
+    form = ErratumResolveForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "; ".join(e for errors in form.errors.values() for e in errors))
+        return redirect("staff:question_errata", pk=question.pk)
+    reason = form.cleaned_data["reason"]
+    try:
+        if form.cleaned_data["decision"] == Erratum.Status.DECLINED:
+            errata.erratum_decline(erratum=erratum, by=request.user, staff_reason=reason)
+            messages.success(request, _("Declined; the reporter sees your reason."))
+        else:
+            drafts = errata.erratum_accept(erratum=erratum, by=request.user, public_reason=reason)
+            messages.success(request, _accepted_message(question, drafts))
+    except errata.ErratumResolvedError as error:
+        messages.error(request, str(error))
+    return redirect("staff:question_errata", pk=question.pk)
+
+
+def _accepted_message(question: Question, drafts: list[BenchmarkVersion]) -> str:
+    names = ", ".join(str(draft) for draft in drafts)
+    if question.version.is_published:
+        message = _(
+            "Accepted. %(version)s is published and stays as it is; the next draft derived from it leaves "
+            "%(id)s out of scoring."
+        ) % {"version": question.version, "id": question.public_id}
+        if drafts:
+            message += " " + _("Left out already in: %(drafts)s.") % {"drafts": names}
+        return message
+    if drafts:
+        return _("Accepted: %(id)s is out of scoring in %(drafts)s.") % {
+            "id": question.public_id,
+            "drafts": names,
+        }
+    return _("Accepted: %(id)s was out of scoring already.") % {"id": question.public_id}

@@ -1,12 +1,15 @@
 from __future__ import annotations
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
-from evaluation import selectors
+from evaluation import errata, selectors
 from evaluation.bundle import build_bundle, bundle_filename
+from evaluation.forms import ErratumForm
 
 
 @require_GET
@@ -49,3 +52,42 @@ def task_bundle(request: HttpRequest, label: str) -> HttpResponse:
     response = HttpResponse(build_bundle(version), content_type="application/zip")
     response["Content-Disposition"] = f'attachment; filename="{bundle_filename(version)}"'
     return response
+
+
+@require_GET
+def errata_list(request: HttpRequest) -> HttpResponse:
+    """Public, like the changelog: question ids, status and public reasons, never a description."""
+    return render(request, "evaluation/errata.html", {"errata": selectors.errata_public()})
+
+
+@login_required
+def erratum_new(request: HttpRequest) -> HttpResponse:
+    # A link from a question (?version=LABEL&question_id=ID) fills the form in.
+    form = ErratumForm(request.POST or None, user=request.user, initial=request.GET.dict())
+    status = 200
+    if request.method == "POST" and form.is_valid():
+        try:
+            erratum = errata.erratum_report(
+                reporter=request.user,
+                question=form.cleaned_data["question"],
+                description=form.cleaned_data["description"],
+            )
+        except errata.TooManyReports as error:
+            form.add_error(None, str(error))
+            status = 429
+        else:
+            messages.success(
+                request, _("Thank you: your report on %(id)s is filed.") % {"id": erratum.question.public_id}
+            )
+            return redirect("errata:mine")
+    if form.errors and status == 200:
+        status = 400
+    return render(request, "evaluation/erratum_new.html", {"form": form}, status=status)
+
+
+@require_GET
+@login_required
+def errata_mine(request: HttpRequest) -> HttpResponse:
+    return render(
+        request, "evaluation/errata_mine.html", {"errata": selectors.errata_of(reporter=request.user)}
+    )

@@ -1,4 +1,4 @@
-"""The JSON API, v1: token-authenticated submissions and the public leaderboard export.
+"""The JSON API, v1: token-authenticated submissions and errata, and the public leaderboard export.
 
 Every error is `{"error": {"code": ..., "message": ..., "details": [...]}}` with the matching status.
 """
@@ -17,9 +17,12 @@ from django.utils import translation
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET
 
+from evaluation import errata as errata_services
+from evaluation.forms import ErratumForm
 from evaluation.models import BenchmarkVersion
 from evaluation.predictions import PredictionFileError
 from leaderboard import exports, feedback, ranking, selectors, services
+from leaderboard.errata_json import erratum_json
 from leaderboard.feedback import ScoreHistoryJSON
 from leaderboard.forms import CompareForm, SubmissionForm
 from leaderboard.models import Submission
@@ -157,6 +160,50 @@ def submission_detail(request: HttpRequest, pk: int) -> JsonResponse:
     if submission is None:
         return error(404, "not_found", f"No submission {pk}.")
     return JsonResponse(submission_json(request, submission))
+
+
+@token_required
+def errata(request: HttpRequest) -> JsonResponse:
+    if request.method == "GET":
+        own = request.user.errata.select_related("question__version")
+        return JsonResponse({"errata": [erratum_json(erratum) for erratum in own]})
+    if request.method == "POST":
+        return _report(request)
+    return error(405, "method_not_allowed", "Use GET or POST.")
+
+
+_ERRATUM_FIELDS = ("version", "question_id", "description")
+
+
+def _report(request: HttpRequest) -> JsonResponse:
+    if body_too_large(request):
+        return error(413, "too_large", "The request is too large.")
+    try:
+        body = json.loads(request.body)
+    except (ValueError, UnicodeDecodeError):
+        body = None
+    if not isinstance(body, dict):
+        return error(
+            400, "invalid", "Invalid report.", ['body: send a JSON object {"question_id", "description"}']
+        )
+    # null is as good as leaving a field out: the form says which are required.
+    given = {key: body[key] for key in _ERRATUM_FIELDS if body.get(key) is not None}
+    not_text = [f"{key}: must be a string" for key, value in given.items() if not isinstance(value, str)]
+    if not_text:
+        return error(400, "invalid", "Invalid report.", not_text)
+    form = ErratumForm(given, user=request.user)
+    if not form.is_valid():
+        details = [f"{field}: {message}" for field, messages in form.errors.items() for message in messages]
+        return error(400, "invalid", "Invalid report.", details)
+    try:
+        erratum = errata_services.erratum_report(
+            reporter=request.user,
+            question=form.cleaned_data["question"],
+            description=form.cleaned_data["description"],
+        )
+    except errata_services.TooManyReports as problem:
+        return error(429, "rate_limited", str(problem))
+    return JsonResponse(erratum_json(erratum), status=201)
 
 
 def leaderboard(request: HttpRequest) -> HttpResponse:

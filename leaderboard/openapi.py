@@ -18,8 +18,10 @@ from typing import (
     is_typeddict,
 )
 
+from evaluation.models import Erratum
 from evaluation.scoring.scores_json import Schema, VisibleScoresJSON
 from evaluation.scoring.vocabulary import DIALECTS, STATIC_OUTCOMES
+from leaderboard.errata_json import ErratumJSON
 from leaderboard.exports import LeaderboardJSON, LeaderboardRowJSON
 from leaderboard.feedback import ComparisonJSON, ScoreHistoryJSON
 from leaderboard.model_card import Approach, Weights
@@ -149,6 +151,7 @@ _SUBMISSION = {
     },
 }
 _COMPARISON = json_schema(ComparisonJSON)
+_ERRATUM = json_schema(ErratumJSON)
 _LEADERBOARD_ROW = json_schema(LeaderboardRowJSON)
 _LEADERBOARD = json_schema(LeaderboardJSON, refs={LeaderboardRowJSON: "LeaderboardRow"})
 
@@ -156,11 +159,11 @@ _LEADERBOARD = json_schema(LeaderboardJSON, refs={LeaderboardRowJSON: "Leaderboa
 def _errors(*codes: int, described: Mapping[int, str] | None = None) -> dict:
     """The error responses `codes`, each with its usual description unless `described` gives another."""
     usual = {
-        400: "The request or the predictions file is invalid; `details` lists every problem with its line",
+        400: "The request or the predictions file is invalid; `details` lists every problem with its field or line",
         401: "No token, or an unknown or revoked token",
         403: "The benchmark version takes no submissions",
         404: "Not found: no such submission visible to you, or no such published version",
-        413: "The upload is too large",
+        413: "The upload or the request is too large",
         429: "Quota or rate limit exceeded",
     }
     descriptions = {**usual, **(described or {})}
@@ -188,6 +191,7 @@ def openapi_document(*, server_url: str) -> dict:
             "schemas": {
                 "Error": _ERROR,
                 "Submission": _SUBMISSION,
+                "Erratum": _ERRATUM,
                 "Scores": _SCORES,
                 "Leaderboard": _LEADERBOARD,
                 "LeaderboardRow": _LEADERBOARD_ROW,
@@ -316,6 +320,62 @@ def openapi_document(*, server_url: str) -> dict:
                             {"$ref": "#/components/schemas/Submission"}, "Accepted and queued for scoring"
                         ),
                         **_errors(400, 401, 403, 413, 429),
+                    },
+                },
+            },
+            "/api/v1/errata": {
+                "get": {
+                    "summary": "Your own reports that a question is wrong, with staff's answers",
+                    "security": bearer,
+                    "responses": {
+                        "200": _json(
+                            {
+                                "type": "object",
+                                "properties": {
+                                    "errata": {
+                                        "type": "array",
+                                        "items": {"$ref": "#/components/schemas/Erratum"},
+                                    }
+                                },
+                            },
+                            "Your reports, newest first",
+                        ),
+                        **_errors(401),
+                    },
+                },
+                "post": {
+                    "summary": "Report that a question is wrong",
+                    "description": (
+                        "Staff read the report; only you and they see its description. At most"
+                        " TERMITE_ERRATA_LIMIT_PER_DAY reports a day (20 by default)."
+                    ),
+                    "security": bearer,
+                    "requestBody": {
+                        "required": True,
+                        "content": {
+                            "application/json": {
+                                "schema": {
+                                    "type": "object",
+                                    "required": ["question_id", "description"],
+                                    "properties": {
+                                        "question_id": {"type": "string", "maxLength": 80},
+                                        "description": {
+                                            "type": "string",
+                                            "maxLength": Erratum.MAX_DESCRIPTION_CHARS,
+                                            "description": "What you believe is wrong, in words",
+                                        },
+                                        "version": {
+                                            "type": "string",
+                                            "description": "A published version's label; default: the latest published",
+                                        },
+                                    },
+                                }
+                            }
+                        },
+                    },
+                    "responses": {
+                        "201": _json({"$ref": "#/components/schemas/Erratum"}, "Filed"),
+                        **_errors(400, 401, 413, 429),
                     },
                 },
             },

@@ -10,6 +10,7 @@ urlpatterns = [
     path("metrics/", leaderboard_views.metrics, name="metrics"),
     path("about/", views.about, name="about"),
     path("changelog/", leaderboard_views.changelog, name="changelog"),
+    path("errata/", include("evaluation.errata_urls")),
     path("robots.txt", views.robots_txt, name="robots_txt"),
     path("healthz", views.healthz, name="healthz"),
     path("accounts/", include("termite_site.accounts.urls")),

@@ -2,8 +2,9 @@
 
 Every page reachable by links from the home page, plus every URL pattern filled with real ids, is fetched
 as an anonymous visitor, a participant, another participant and a staff member. No response body or
-header may hold a gold query or a gold result value that appears nowhere else, and a private submission
-may show only to its owner and to staff.
+header may hold a gold query or a gold result value that appears nowhere else, a private submission may
+show only to its owner and to staff, and so may the description of an erratum, which may quote the data.
+The one exception for staff: a question's errata page, where staff judge the reports against the gold.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import pytest
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
+from evaluation.errata import erratum_accept, erratum_decline, erratum_report
 from evaluation.models import Question
 from evaluation.scoring.functions import install_functions
 from leaderboard.services import submission_score
@@ -27,6 +29,9 @@ from tests.evaluation.gold_leaks import gold_texts
 pytestmark = pytest.mark.django_db
 
 PRIVATE_MARK = "ModelloPrivatoZ9"
+ERRATUM_MARK = "SegnalazionePrivataW5"
+# The staff page of a question's errata shows its gold, for staff to judge the reports.
+STAFF_GOLD_PAGE = re.compile(r"/staff/questions/\d+/errata/")
 MAX_PAGES = 400
 SKIPPED = ("/accounts/logout/", "/static/", "/admin/rq/", "/i18n/")
 PROSE_PAGES = ("/", "/about/", "/metrics/", "/changelog/")
@@ -139,6 +144,11 @@ def site(demo_version, owner, other_user, staff, make_submission, gold):
     token, _raw = api_token_create(user=owner, name="crawl")
     question = demo_version.questions.first()
     report = demo_version.reports.first()
+    erratum_report(reporter=owner, question=question, description=f"{ERRATUM_MARK}: open")
+    declined = erratum_report(reporter=owner, question=question, description=f"{ERRATUM_MARK}: declined")
+    erratum_decline(erratum=declined, by=staff, staff_reason="La domanda è corretta.")
+    accepted = erratum_report(reporter=owner, question=question, description=f"{ERRATUM_MARK}: accepted")
+    erratum_accept(erratum=accepted, by=staff, public_reason="Ambigua.")
     ids = {
         "label": demo_version.label,
         "slug": "biblioteca",
@@ -151,6 +161,8 @@ def site(demo_version, owner, other_user, staff, make_submission, gold):
         *filled_patterns(ids),
         *(probe.get_absolute_url() for probe in probes),
         f"/staff/questions/{question.pk}/exclusion/",
+        f"/staff/questions/{question.pk}/errata/",
+        f"/errata/new/?version={demo_version.label}&question_id={question.public_id}",
         f"/staff/reports/{report.pk}/",
         "/admin/",
         "/admin/evaluation/question/",
@@ -160,6 +172,7 @@ def site(demo_version, owner, other_user, staff, make_submission, gold):
     ]
     return {
         "private": mine_private,
+        "gold_page": f"/staff/questions/{question.pk}/errata/",
         "seeds": seeds,
         "golds": gold_texts(),
         "values": gold_only_values(demo_version),
@@ -181,17 +194,20 @@ def test_no_page_shows_gold_and_private_work_stays_private(request, who, site):
         client.force_login(user)
     pages = crawl(client, site["seeds"])
     assert len(pages) > 20, sorted(pages)
-    leaks, private_seen, errors, data_seen = [], [], [], []
+    leaks, private_seen, errors, data_seen, errata_seen = [], [], [], [], []
     for path, response in pages.items():
         text = " ".join(response.content.decode(errors="replace").split()) + " " + str(dict(response.items()))
-        if any(gold in text for gold in site["golds"]):
+        gold_page = who == "staff" and STAFF_GOLD_PAGE.fullmatch(path) is not None
+        if not gold_page and any(gold in text for gold in site["golds"]):
             leaks.append(f"{path}: gold query")
         # Staff see the probes' error texts, which quote the data, gold results included.
         probe_page = who == "staff" and path in site["probe_pages"]
-        if not probe_page and any(value in text for value in site["values"]):
+        if not (probe_page or gold_page) and any(value in text for value in site["values"]):
             leaks.append(f"{path}: a gold result value")
         if PRIVATE_MARK in text:
             private_seen.append(path)
+        if ERRATUM_MARK in text:
+            errata_seen.append(path)
         if response.status_code >= 500:
             errors.append(path)
         if any(value in text for value in site["hidden"]):
@@ -205,8 +221,14 @@ def test_no_page_shows_gold_and_private_work_stays_private(request, who, site):
         assert data_seen == []
     if who in ("anonymous", "other_user"):
         assert private_seen == []
+        assert errata_seen == []
     else:
         assert site["private"].get_absolute_url() in private_seen
+    if who == "owner":
+        assert errata_seen == ["/errata/mine/"]
+    if who == "staff":
+        assert site["gold_page"] in pages and site["gold_page"] in errata_seen
+    assert "/errata/" in pages and pages["/errata/"].status_code == 200
 
 
 @pytest.mark.parametrize("who", ["owner", "other_user"])
@@ -216,7 +238,9 @@ def test_no_api_answer_shows_a_value_of_the_hidden_databases(request, who, site)
     client = Client(HTTP_AUTHORIZATION=f"Bearer {raw}")
     answers = [client.get("/api/v1/submissions").content.decode()]
     answers += [client.get(f"/api/v1/submissions/{probe.pk}").content.decode() for probe in site["probes"]]
+    answers.append(client.get("/api/v1/errata").content.decode())
     answers.append(client.get("/api/v1/leaderboard").content.decode())
     assert [n for n, text in enumerate(answers) if any(value in text for value in site["hidden"])] == []
     if who == "owner":
-        assert all('"checks"' in text for text in answers[1:-1])
+        assert all('"checks"' in text for text in answers[1:-2])
+    assert (ERRATUM_MARK in answers[-2]) is (who == "owner")
