@@ -43,7 +43,13 @@ from evaluation.scoring.sandbox import DEFAULT_LIMITS, Sandbox
 from evaluation.scoring.score import GoldCache, GoldQuestion, score_predictions
 from evaluation.validation import prepare_benchmark
 from tests.differential.generator import EQUIVALENT, NEAR_MISS, generate
-from tests.differential.harness import CORRECT, gold_on_mariadb, load_scratch, mariadb_verdict
+from tests.differential.harness import (
+    CORRECT,
+    gold_on_mariadb,
+    load_scratch,
+    mariadb_verdict,
+    one_per_question,
+)
 
 SUITE_CANDIDATES = 40
 SOURCES = ("distillation's near misses", "held-out near misses", "equivalent rewrites")
@@ -189,14 +195,7 @@ def portal_verdicts(
         for q in prepared.questions
         if q.is_valid
     }
-    batches: list[dict[str, int]] = []
-    seen: Counter[str] = Counter()
-    for index, prediction in enumerate(predictions):
-        round_ = seen[prediction.question_id]
-        seen[prediction.question_id] += 1
-        if round_ == len(batches):
-            batches.append({})
-        batches[round_][prediction.question_id] = index
+    batches = one_per_question([prediction.question_id for prediction in predictions])
     verdicts = [(False, False)] * len(predictions)
     cache: GoldCache = {}
     for batch in batches:

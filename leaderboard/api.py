@@ -96,6 +96,11 @@ def submission_json(request: HttpRequest, submission: Submission) -> dict:
     return body
 
 
+def _form_errors(form) -> list[str]:
+    """Every problem of a bound form, as "field: message"."""
+    return [f"{field}: {message}" for field, messages in form.errors.items() for message in messages]
+
+
 @token_required
 def submissions(request: HttpRequest) -> JsonResponse:
     if request.method == "GET":
@@ -134,8 +139,7 @@ def _create(request: HttpRequest) -> JsonResponse:
         )
     form = SubmissionForm(data, request.FILES)
     if not form.is_valid():
-        details = [f"{field}: {message}" for field, messages in form.errors.items() for message in messages]
-        return error(400, "invalid", "Invalid submission.", details)
+        return error(400, "invalid", "Invalid submission.", _form_errors(form))
     try:
         submission = services.submission_create(
             user=request.user,
@@ -193,8 +197,7 @@ def _report(request: HttpRequest) -> JsonResponse:
         return error(400, "invalid", "Invalid report.", not_text)
     form = ErratumForm(given, user=request.user)
     if not form.is_valid():
-        details = [f"{field}: {message}" for field, messages in form.errors.items() for message in messages]
-        return error(400, "invalid", "Invalid report.", details)
+        return error(400, "invalid", "Invalid report.", _form_errors(form))
     try:
         erratum = errata_services.erratum_report(
             reporter=request.user,

@@ -162,16 +162,23 @@ def mariadb_verdict(reference: ReferenceDatabase, gold: _Gold, sql: str) -> str:
     return CORRECT if results_match(gold.rows, rows, gold_order_keys=gold.order_keys) else WRONG
 
 
-def judge_on_portal(copies: PortalCopies, cases: Sequence[Case]) -> list[str]:
-    """The scorer's outcome for every case, scored in batches of at most one case per question."""
-    batches: list[dict[str, int]] = []  # question id -> index of the case
+def one_per_question(question_ids: Sequence[str]) -> list[dict[str, int]]:
+    """Batches of indices into `question_ids`, at most one per question each (question id -> index): one
+    submission can hold a single prediction per question."""
+    batches: list[dict[str, int]] = []
     seen: Counter[str] = Counter()
-    for index, case in enumerate(cases):
-        round_ = seen[case.question_id]
-        seen[case.question_id] += 1
+    for index, question_id in enumerate(question_ids):
+        round_ = seen[question_id]
+        seen[question_id] += 1
         if round_ == len(batches):
             batches.append({})
-        batches[round_][case.question_id] = index
+        batches[round_][question_id] = index
+    return batches
+
+
+def judge_on_portal(copies: PortalCopies, cases: Sequence[Case]) -> list[str]:
+    """The scorer's outcome for every case, scored in batches of at most one case per question."""
+    batches = one_per_question([case.question_id for case in cases])
     outcomes = [""] * len(cases)
     cache: GoldCache = {}
     for batch in batches:
