@@ -44,7 +44,8 @@ def test_missing_and_wrong_predictions_lower_the_score(demo_version, tmp_path):
     result = json.loads(score(write_jsonl(tmp_path / "p.jsonl", predictions), "--json"))
     outcomes = result["outcomes"]
     assert outcomes["correct"] == 8
-    assert outcomes["wrong_result"] == 1
+    assert outcomes["reads_no_table"] == 1  # a hard-coded answer, wrong whatever it returns
+    assert outcomes["wrong_result"] == 0
     assert outcomes["syntax_error"] == 1
     assert outcomes["not_submitted"] == 13
     assert result["overall"]["ea"] == pytest.approx(8 / 23)
