@@ -65,7 +65,7 @@ from evaluation.scoring.statements import (
     parse_statement,
     single_statement,
 )
-from evaluation.scoring.survey import ReadsNoTable, survey, tree_reads_a_table
+from evaluation.scoring.survey import ReadsNoTable, survey, tree_is_hard_coded
 from evaluation.scoring.typed_rewrites import rewrite_by_types
 
 __all__ = ["NotConformant", "QueryTooComplex", "ReadsNoTable", "TranspileError", "read_schema", "to_sqlite"]
@@ -106,9 +106,8 @@ def to_sqlite(
     running a query on these databases.
 
     With `check_conformance` (a prediction's case), a query that reads no table raises ReadsNoTable (its
-    result is the same on every database: a hard-coded answer), and a query not written in `source` raises
-    NotConformant,
-    a TranspileError whose message is `conformance.conformance_error`'s, with the same precedence as
+    result is the same on every database: a hard-coded answer; a statement that is no query is left to the
+    sandbox), and a query not written in `source` raises NotConformant, a TranspileError whose message is `conformance.conformance_error`'s, with the same precedence as
     calling that first: a SQLite text is scanned before anything else; a MySQL text's empty, multiple,
     too deep or unreadable statement is the transpiler's error, any other non-conformance comes before
     the rewrites. The MySQL check reads the tree parsed here, before it is rewritten: one parse.
@@ -120,7 +119,7 @@ def to_sqlite(
     statement = single_statement(sql, source)
     check_shape(statement.text, source=source, translating=source == "mysql")
     if source == "sqlite":
-        if check_conformance and not _sqlite_reads_a_table(statement):
+        if check_conformance and _sqlite_hard_coded(statement):
             raise ReadsNoTable()
         return statement.text
     frozen = tuple(
@@ -148,7 +147,7 @@ def _to_sqlite(statement: Statement, source: str, schema: _FrozenSchema, check_c
         if problem is not None:
             raise NotConformant(problem)
     found = survey(tree, text)
-    if check_conformance and not found.reads_a_table:
+    if check_conformance and found.hard_coded:
         raise ReadsNoTable()
     if found.needs_types:
         rewrite_by_types(tree, ColumnResolver(_types(schema)))
@@ -162,11 +161,11 @@ def _to_sqlite(statement: Statement, source: str, schema: _FrozenSchema, check_c
 
 
 @functools.lru_cache(maxsize=4096)
-def _sqlite_reads_a_table(statement: Statement) -> bool:
+def _sqlite_hard_coded(statement: Statement) -> bool:
     try:
-        return tree_reads_a_table(parse_statement(statement, source="sqlite"))
+        return tree_is_hard_coded(parse_statement(statement, source="sqlite"))
     except TranspileError:
-        return True  # SQLite itself reports what is wrong with it when it runs
+        return False  # SQLite itself reports what is wrong with it when it runs
 
 
 @functools.lru_cache(maxsize=64)

@@ -4,7 +4,7 @@
 - spells the string arguments of date functions as SQLite reads them ('2024-6-1' means 2024-06-01);
 - tells whether the tree holds anything `typed_rewrites` may change (if not, no types are worked out);
 - lists the nodes `function_rewrites.with_sqlite_functions` rewrites, in depth-first order;
-- tells whether the query reads a table at all (`reads_a_table`): one that does not is a hard-coded answer.
+- tells whether the statement is a query that reads no table at all (`hard_coded`): a hard-coded answer.
 
 One walk, with the role of each node class looked up once per class: a walk per job, each testing
 isinstance against sqlglot's classes, made transpiling a fifth slower on the Termite queries.
@@ -24,7 +24,7 @@ from evaluation.scoring.typed_rewrites import needs_types
 class Survey(NamedTuple):
     needs_types: bool  # some node's rewriting needs the types of expressions
     rewrites: list[exp.Expr]  # the nodes `with_sqlite_functions` rewrites, in depth-first order
-    reads_a_table: bool  # a table of the database, not only constants or CTEs of constants
+    hard_coded: bool  # a query that reads only constants, CTEs of constants or DUAL: no table of the database
 
 
 class ReadsNoTable(TranspileError):
@@ -41,15 +41,29 @@ class ReadsNoTable(TranspileError):
 _NO_TABLE = "dual"
 
 
-def reads_a_table(tables: list[exp.Expr], ctes: list[exp.Expr]) -> bool:
-    """Whether one of `tables` (every table node of a query) names a table of the database rather than one
-    of its `ctes` or DUAL."""
+def hard_coded(tree: exp.Expr, tables: list[exp.Expr], ctes: list[exp.Expr]) -> bool:
+    """Whether `tree` is a query none of whose `tables` (every table node in it) names a table of the
+    database rather than one of its `ctes` or DUAL.
+
+    Only a query asks for rows: a statement that is none (a write, PRAGMA, BEGIN, ATTACH, what sqlglot
+    reads only as a command) is not an answer at all, and the sandbox refuses it as it runs.
+    """
+    if not _is_a_query(tree):
+        return False
     named = {cte.alias_or_name.lower() for cte in ctes} | {_NO_TABLE}
-    return any(table.name and table.name.lower() not in named for table in tables)
+    return not any(table.name and table.name.lower() not in named for table in tables)
 
 
-def tree_reads_a_table(tree: exp.Expr) -> bool:
-    return reads_a_table(list(tree.find_all(exp.Table)), list(tree.find_all(exp.CTE)))
+def tree_is_hard_coded(tree: exp.Expr) -> bool:
+    return hard_coded(tree, list(tree.find_all(exp.Table)), list(tree.find_all(exp.CTE)))
+
+
+def _is_a_query(tree: exp.Expr) -> bool:
+    # sqlglot's MySQL reader takes `VALUES (1)` for a call of MySQL's VALUES() function; SQLite runs what it
+    # becomes as a VALUES statement, so it is a query too.
+    return isinstance(tree, (exp.Query, exp.Values)) or (
+        isinstance(tree, exp.Anonymous) and tree.name.upper() == "VALUES"
+    )
 
 
 def survey(tree: exp.Expr, text: str) -> Survey:
@@ -77,7 +91,7 @@ def survey(tree: exp.Expr, text: str) -> Survey:
         for node in tree.walk():
             if isinstance(node, exp.Table):
                 _reject_quoted_table_name(node, text)
-    return Survey(typed, rewrites, reads_a_table(tables, ctes))
+    return Survey(typed, rewrites, hard_coded(tree, tables, ctes))
 
 
 class _Role(NamedTuple):
