@@ -107,10 +107,11 @@ def to_sqlite(
 
     With `check_conformance` (a prediction's case), a query that reads no table raises ReadsNoTable (its
     result is the same on every database: a hard-coded answer; a statement that is no query is left to the
-    sandbox), and a query not written in `source` raises NotConformant, a TranspileError whose message is `conformance.conformance_error`'s, with the same precedence as
-    calling that first: a SQLite text is scanned before anything else; a MySQL text's empty, multiple,
-    too deep or unreadable statement is the transpiler's error, any other non-conformance comes before
-    the rewrites. The MySQL check reads the tree parsed here, before it is rewritten: one parse.
+    sandbox), and a query not written in `source` raises NotConformant, a TranspileError whose message is
+    `conformance.conformance_error`'s, with the same precedence as calling that first: a SQLite text is
+    scanned before anything else; a MySQL text's empty, multiple, too deep or unreadable statement is the
+    transpiler's error, any other non-conformance comes before the rewrites. The MySQL check reads the
+    tree parsed here, before it is rewritten: one parse.
     """
     if check_conformance and check_source(source) == "sqlite":
         problem = conformance_error(sql, dialect="sqlite")
