@@ -60,7 +60,12 @@ from evaluation.sources import BenchmarkSource, demo_source, read_termite_archiv
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_ARCHIVE = ROOT.parent / "shared" / "termite" / "Termite.zip"
-RUNAWAY = "WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r) SELECT COUNT(*) FROM r"
+# It reads a table of its question's database: the scorer refuses a query that reads none from its text
+# (`reads_no_table`), and the run would time nothing.
+RUNAWAY = (
+    "WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r) SELECT COUNT(*) FROM r"
+    " WHERE EXISTS (SELECT 1 FROM `{table}`)"
+)
 RUNAWAY_QUERIES = 10
 REPEATS = 3
 SUITE_CANDIDATES = 40  # as TERMITE_SUITE_CANDIDATES by default
@@ -356,15 +361,22 @@ def floor_seconds(benchmark: Benchmark, *, reuse_statements: bool) -> tuple[floa
 
 def runaway_seconds(benchmark: Benchmark, budget: float, cache: GoldCache) -> float:
     questions = [q for q in benchmark.questions if q.valid][:RUNAWAY_QUERIES]
-    seconds, _report = timed(
+    tables = {}
+    for db_id in {q.db_id for q in questions}:
+        with closing(sqlite3.connect(benchmark.database_paths[db_id])) as connection:
+            tables[db_id] = next(iter(read_schema(connection)))
+    seconds, report = timed(
         lambda: score_predictions(
             questions=questions,
-            predictions={q.question_id: RUNAWAY for q in questions},
+            predictions={q.question_id: RUNAWAY.format(table=tables[q.db_id]) for q in questions},
             database_paths=benchmark.database_paths,
             limits=Limits(query_seconds=budget),
             gold_cache=cache,
         )
     )
+    outcomes = {question.outcome for question in report.questions}
+    if outcomes != {"timeout"}:  # a runaway stopped before it ran would make the figure meaningless
+        raise SystemExit(f"the runaway predictions ended as {sorted(outcomes)}, not as timeouts")
     return seconds
 
 

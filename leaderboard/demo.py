@@ -77,6 +77,16 @@ def demo_gold() -> dict[str, str]:
     return gold
 
 
+# A table of each demo database. A wrong answer reads one: a query that reads no table (`SELECT 1`) is not
+# wrong by what it returns but by its text (`reads_no_table`), which is not the system this one stands for.
+_A_TABLE = {"biblioteca": "libri", "ciclismo": "corridori"}
+
+
+def _wrong_answer(question_id: str) -> str:
+    database = question_id.rsplit("-", 1)[0]
+    return f"SELECT COUNT(*) FROM {_A_TABLE[database]} WHERE 1 = 0"
+
+
 def demo_submissions_load(*, version: BenchmarkVersion) -> int:
     """Three public, scored submissions on the demo benchmark, so that a new portal shows a leaderboard.
 
@@ -92,7 +102,9 @@ def demo_submissions_load(*, version: BenchmarkVersion) -> int:
     easy = set(version.questions.filter(hardness="easy").values_list("public_id", flat=True))
     systems = {
         "Oracolo (the demo's own answers)": gold,
-        "Metà e metà": {qid: gold[qid] if n % 2 == 0 else "SELECT 1" for n, qid in enumerate(sorted(gold))},
+        "Metà e metà": {
+            qid: gold[qid] if n % 2 == 0 else _wrong_answer(qid) for n, qid in enumerate(sorted(gold))
+        },
         "Solo domande facili": {qid: sql for qid, sql in gold.items() if qid in easy},
     }
     for model_name, predictions in systems.items():

@@ -65,10 +65,10 @@ from evaluation.scoring.statements import (
     parse_statement,
     single_statement,
 )
-from evaluation.scoring.survey import survey
+from evaluation.scoring.survey import ReadsNoTable, survey, tree_is_hard_coded
 from evaluation.scoring.typed_rewrites import rewrite_by_types
 
-__all__ = ["NotConformant", "QueryTooComplex", "TranspileError", "read_schema", "to_sqlite"]
+__all__ = ["NotConformant", "QueryTooComplex", "ReadsNoTable", "TranspileError", "read_schema", "to_sqlite"]
 
 logger = logging.getLogger(__name__)
 
@@ -105,11 +105,13 @@ def to_sqlite(
     is too deep or too costly to translate). MySQL results are cached: transpiling costs more than
     running a query on these databases.
 
-    With `check_conformance` (a prediction's case), a query not written in `source` raises NotConformant,
-    a TranspileError whose message is `conformance.conformance_error`'s, with the same precedence as
-    calling that first: a SQLite text is scanned before anything else; a MySQL text's empty, multiple,
-    too deep or unreadable statement is the transpiler's error, any other non-conformance comes before
-    the rewrites. The MySQL check reads the tree parsed here, before it is rewritten: one parse.
+    With `check_conformance` (a prediction's case), a query that reads no table raises ReadsNoTable (its
+    result is the same on every database: a hard-coded answer; a statement that is no query is left to the
+    sandbox), and a query not written in `source` raises NotConformant, a TranspileError whose message is
+    `conformance.conformance_error`'s, with the same precedence as calling that first: a SQLite text is
+    scanned before anything else; a MySQL text's empty, multiple, too deep or unreadable statement is the
+    transpiler's error, any other non-conformance comes before the rewrites. The MySQL check reads the
+    tree parsed here, before it is rewritten: one parse.
     """
     if check_conformance and check_source(source) == "sqlite":
         problem = conformance_error(sql, dialect="sqlite")
@@ -118,6 +120,8 @@ def to_sqlite(
     statement = single_statement(sql, source)
     check_shape(statement.text, source=source, translating=source == "mysql")
     if source == "sqlite":
+        if check_conformance and _sqlite_hard_coded(statement):
+            raise ReadsNoTable()
         return statement.text
     frozen = tuple(
         sorted((table, tuple(sorted(columns.items()))) for table, columns in (schema or {}).items())
@@ -144,6 +148,8 @@ def _to_sqlite(statement: Statement, source: str, schema: _FrozenSchema, check_c
         if problem is not None:
             raise NotConformant(problem)
     found = survey(tree, text)
+    if check_conformance and found.hard_coded:
+        raise ReadsNoTable()
     if found.needs_types:
         rewrite_by_types(tree, ColumnResolver(_types(schema)))
     tree = with_sqlite_functions(tree, found.rewrites)
@@ -153,6 +159,14 @@ def _to_sqlite(statement: Statement, source: str, schema: _FrozenSchema, check_c
         )
     except sqlglot.errors.SqlglotError as error:
         raise TranspileError(f"cannot express the query in SQLite: {first_line(error)}") from None
+
+
+@functools.lru_cache(maxsize=4096)
+def _sqlite_hard_coded(statement: Statement) -> bool:
+    try:
+        return tree_is_hard_coded(parse_statement(statement, source="sqlite"))
+    except TranspileError:
+        return False  # SQLite itself reports what is wrong with it when it runs
 
 
 @functools.lru_cache(maxsize=64)

@@ -21,13 +21,15 @@ from pathlib import Path
 from typing import Any, NamedTuple, cast
 
 from evaluation.scoring.compare import order_key_query, results_match, results_match_strict, split_order_keys
-from evaluation.scoring.dialect import QueryTooComplex, TranspileError, read_schema, to_sqlite
+from evaluation.scoring.dialect import QueryTooComplex, ReadsNoTable, TranspileError, read_schema, to_sqlite
 from evaluation.scoring.metrics import Graded, Metrics, summarise
 from evaluation.scoring.sandbox import DEFAULT_LIMITS, Execution, Limits, Query, Sandbox, refusal
 from evaluation.scoring.sandbox_child import MAX_ERROR_CHARS
 from evaluation.scoring.scores_json import ScoresJSON
 from evaluation.scoring.vocabulary import EXCLUDED
 
+# 1.4.0: a prediction that reads no table (`SELECT 'Roma'`, a CTE of constants) is `reads_no_table`, wrong
+# whatever it returns: its result cannot depend on the database. Every other verdict is as in 1.3.0.
 # 1.3.0: test-suite EA (TS-EA): a prediction right on the original database must be right on every
 # neighbour database of its question's suite too. EA and EA-strict are as in 1.2.0.
 # 1.2.0: a prediction must be written in its dialect: what MySQL 8.0 (or SQLite) refuses, such as `==`,
@@ -35,7 +37,7 @@ from evaluation.scoring.vocabulary import EXCLUDED
 # (conformance.py); a SQLite prediction may not call the MySQL helpers the sandbox installs.
 # 1.1.0: result caps (20,000 rows, 8 MB; 256 MB a submission), static outcomes marked, predictions the
 # reader chokes on scored alone. EA of every ordinary prediction is as in 1.0.0.
-SCORER_VERSION = "1.3.0"
+SCORER_VERSION = "1.4.0"
 
 
 def scored_by_older_scorer(scorer_version: str) -> bool:
@@ -230,6 +232,8 @@ def _prepare(
         sql = to_sqlite(prediction, source=dialect, schema=schema, check_conformance=True)
     except QueryTooComplex as exc:
         return ("resource_limit", str(exc)[:MAX_ERROR_CHARS])
+    except ReadsNoTable as exc:
+        return ("reads_no_table", str(exc))
     except TranspileError as exc:  # NotConformant too: not written in its dialect is a syntax error
         return ("syntax_error", str(exc)[:MAX_ERROR_CHARS])
     refused = refusal(sql, limits)

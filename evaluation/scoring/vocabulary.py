@@ -22,6 +22,7 @@ DIALECT_NAMES: dict[Dialect, str] = {"mysql": "MySQL", "sqlite": "SQLite"}
 Outcome: TypeAlias = Literal[
     "correct",
     "wrong_result",
+    "reads_no_table",
     "syntax_error",
     "runtime_error",
     "timeout",
@@ -35,5 +36,13 @@ EXCLUDED = "excluded"
 # The outcomes a check of a prediction's text (and of the schema) can decide before anything runs on the
 # data: a participant may be told these per question (leaderboard/feedback.py). Whether one particular
 # verdict was reached that way is the scorer's `static` flag; `not_submitted` always is, by the file alone.
-STATIC_OUTCOMES: tuple[Outcome, ...] = ("syntax_error", "runtime_error", "resource_limit", "not_submitted")
-DECIDED_BY_THE_FILE: frozenset[Outcome] = frozenset({"not_submitted"})
+STATIC_OUTCOMES: tuple[Outcome, ...] = (
+    "reads_no_table",
+    "syntax_error",
+    "runtime_error",
+    "resource_limit",
+    "not_submitted",
+)
+# `reads_no_table`: a prediction whose result cannot depend on the database (it reads no table: a
+# hard-coded answer, `SELECT 'Roma'`) is wrong whatever it returns, by its text alone.
+DECIDED_BY_THE_FILE: frozenset[Outcome] = frozenset({"not_submitted", "reads_no_table"})

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import sqlglot
 
+from evaluation.scoring.dialect import ReadsNoTable, TranspileError, to_sqlite
 from tests.differential.generator import (
     DIALECT,
     EQUIVALENT,
@@ -65,6 +66,19 @@ def test_every_equivalent_and_near_miss_case_is_one_statement_mysql_can_read():
         for case in generate(qid, gold):
             if case.family in (EQUIVALENT, NEAR_MISS):
                 assert len(sqlglot.parse(case.sql, read="mysql")) == 1, (qid, case.rule)
+
+
+def test_no_case_is_a_hard_coded_answer():
+    # The portal scores a query that reads no table `reads_no_table` whatever its rows, and MariaDB would
+    # judge it by its rows: such a case would measure that rule, not the transpiler.
+    for qid, gold in demo_gold():
+        for case in generate(qid, gold):
+            try:
+                to_sqlite(case.sql, check_conformance=True)
+            except ReadsNoTable:
+                pytest.fail(f"{qid} {case.rule} reads no table")
+            except TranspileError:
+                pass  # refused for another reason (a dialect trap): the differential judges that
 
 
 def test_a_gold_sqlglot_cannot_read_still_gets_its_text_rules():

@@ -2,6 +2,10 @@
 
 They target the demo database of `demo_db.py` (tables `clienti`, `ordini`, index `clienti_eta`). Runaway
 queries assume a small per-query budget (a fraction of a second) and a memory limit of about 128 MiB.
+
+Each query that is a query reads a table of the demo database: one that reads none is a hard-coded answer,
+which the scorer refuses from its text (`reads_no_table`) before the layer it is meant for could act.
+`WHERE EXISTS (SELECT 1 FROM clienti)` reads one without changing the work or the rows.
 """
 
 from __future__ import annotations
@@ -9,7 +13,10 @@ from __future__ import annotations
 import pytest
 
 _COUNTER = "WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r WHERE x < {n}) "
-INFINITE_CTE = "WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r) SELECT COUNT(*) FROM r"
+_READS = " WHERE EXISTS (SELECT 1 FROM clienti)"
+INFINITE_CTE = (
+    "WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r) SELECT COUNT(*) FROM r" + _READS
+)
 # One printf call is one step of SQLite's virtual machine: the progress handler cannot stop it.
 UNINTERRUPTIBLE = "SELECT printf('%.*c', 1000000000, 'x')"
 
@@ -45,7 +52,7 @@ HOSTILE = [
     pytest.param("SELECT load_extension('/tmp/termite-evil.so')", "runtime_error", id="load-extension"),
     pytest.param("SELECT fts3_tokenizer('simple')", "runtime_error", id="fts3-tokenizer"),
     pytest.param("SELECT writefile('/tmp/termite-sandbox-write', 'x')", "runtime_error", id="writefile"),
-    pytest.param("SELECT * FROM json_each('[1, 2]')", "runtime_error", id="table-valued-function"),
+    pytest.param("SELECT * FROM clienti, json_each('[1, 2]')", "runtime_error", id="table-valued-function"),
     # PRAGMA, reads and writes
     pytest.param("PRAGMA journal_mode = DELETE", "runtime_error", id="pragma-journal-mode"),
     pytest.param("PRAGMA writable_schema = ON", "runtime_error", id="pragma-writable-schema"),
@@ -66,11 +73,15 @@ HOSTILE = [
     # Text that is not a query
     pytest.param("", "syntax_error", id="empty"),
     pytest.param("-- nient'altro che un commento", "syntax_error", id="only-a-comment"),
-    pytest.param("SELECT 'a\x00b'", "syntax_error", id="nul-byte"),
-    pytest.param("SELECT '\ud800'", "syntax_error", id="lone-surrogate"),
-    pytest.param(b"SELECT '\xff\xfe'".decode("utf-8", "surrogateescape"), "syntax_error", id="invalid-utf8"),
-    pytest.param("SELECT 1 " + " " * 5_000_000, "resource_limit", id="five-megabyte-query"),
-    pytest.param("SELECT ?", "resource_limit", id="bound-parameter"),
+    pytest.param("SELECT 'a\x00b' FROM clienti", "syntax_error", id="nul-byte"),
+    pytest.param("SELECT '\ud800' FROM clienti", "syntax_error", id="lone-surrogate"),
+    pytest.param(
+        b"SELECT '\xff\xfe' FROM clienti".decode("utf-8", "surrogateescape"),
+        "syntax_error",
+        id="invalid-utf8",
+    ),
+    pytest.param("SELECT 1 FROM clienti " + " " * 5_000_000, "resource_limit", id="five-megabyte-query"),
+    pytest.param("SELECT nome FROM clienti WHERE eta = ?", "resource_limit", id="bound-parameter"),
     # Time
     pytest.param(INFINITE_CTE, "timeout", id="infinite-recursive-cte"),
     pytest.param(
@@ -79,17 +90,23 @@ HOSTILE = [
         id="cartesian-explosion",
     ),
     # Size and memory
-    pytest.param("SELECT randomblob(1000000000)", "resource_limit", id="randomblob-gigabyte"),
-    pytest.param("SELECT zeroblob(1000000000)", "resource_limit", id="zeroblob-gigabyte"),
+    pytest.param("SELECT randomblob(1000000000) FROM clienti", "resource_limit", id="randomblob-gigabyte"),
+    pytest.param("SELECT zeroblob(1000000000) FROM clienti", "resource_limit", id="zeroblob-gigabyte"),
     # printf stops growing its text at the value-size limit and returns what it has
     pytest.param(
-        "SELECT length(printf('%.*c', 20000000, 'x')) <= 10000000", "ok", id="printf-expansion-capped"
+        "SELECT length(printf('%.*c', 20000000, 'x')) <= 10000000" + _READS,
+        "ok",
+        id="printf-expansion-capped",
     ),
     pytest.param(
-        "SELECT replace(hex(zeroblob(4000000)), '0', '0000000000')", "resource_limit", id="replace-expansion"
+        "SELECT replace(hex(zeroblob(4000000)), '0', '0000000000')" + _READS,
+        "resource_limit",
+        id="replace-expansion",
     ),
     pytest.param(
-        "SELECT length(substr(hex(zeroblob(6000000)), 1))", "resource_limit", id="substr-of-huge-text"
+        "SELECT length(substr(hex(zeroblob(6000000)), 1))" + _READS,
+        "resource_limit",
+        id="substr-of-huge-text",
     ),
     pytest.param(
         "SELECT length(group_concat(hex(randomblob(1000000)))) FROM ordini a, ordini b",
@@ -98,23 +115,30 @@ HOSTILE = [
     ),
     pytest.param(
         _COUNTER.format(n=300)
-        + "SELECT length(b) FROM (SELECT zeroblob(9000000) || x AS b FROM r ORDER BY b)",
+        + "SELECT length(b) FROM (SELECT zeroblob(9000000) || x AS b FROM r ORDER BY b)"
+        + _READS,
         "resource_limit",
         id="memory-exhaustion-by-sort",
     ),
-    pytest.param(_COUNTER.format(n=200_000) + "SELECT x FROM r", "resource_limit", id="too-many-rows"),
-    pytest.param("SELECT 'a' LIKE '" + "%a" * 2000 + "'", "resource_limit", id="like-pattern-too-long"),
+    pytest.param(
+        _COUNTER.format(n=200_000) + "SELECT x FROM r" + _READS, "resource_limit", id="too-many-rows"
+    ),
+    pytest.param(
+        "SELECT 'a' LIKE '" + "%a" * 2000 + "' FROM clienti", "resource_limit", id="like-pattern-too-long"
+    ),
     # Depth
     pytest.param(
         "SELECT " + "(" * 10_000 + "1" + ")" * 10_000, "resource_limit", id="ten-thousand-parentheses"
     ),
-    pytest.param("SELECT " + "1 + " * 2000 + "1", "resource_limit", id="deep-expression"),
+    pytest.param("SELECT " + "1 + " * 2000 + "1 FROM clienti", "resource_limit", id="deep-expression"),
     pytest.param(
         "SELECT * FROM " + "(SELECT * FROM " * 300 + "clienti" + ")" * 300,
         "resource_limit",
         id="deep-subqueries",
     ),
-    pytest.param(" UNION ".join(["SELECT 1"] * 100), "resource_limit", id="compound-select-of-a-hundred"),
+    pytest.param(
+        " UNION ".join(["SELECT 1 FROM clienti"] * 100), "resource_limit", id="compound-select-of-a-hundred"
+    ),
     # Output the engine cannot hand back as text
-    pytest.param("SELECT CAST(x'ff' AS TEXT)", "runtime_error", id="invalid-utf8-result"),
+    pytest.param("SELECT CAST(x'ff' AS TEXT) FROM clienti", "runtime_error", id="invalid-utf8-result"),
 ]

@@ -195,7 +195,7 @@ def test_a_sqlite_prediction_cannot_call_the_mysql_helpers(demo):
             "helper": "SELECT mysql_concat_ws('', nome) FROM clienti",
             "regexp": "SELECT nome FROM clienti WHERE nome REGEXP '.'",
             "sqlite": "SELECT nome FROM clienti WHERE nome GLOB '*'",
-            "huge": "SELECT randomblob(1000000000)",
+            "huge": "SELECT randomblob(1000000000) FROM clienti",
         },
         "sqlite",
     )

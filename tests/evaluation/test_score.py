@@ -111,7 +111,13 @@ MYSQL_PAIRS = [
         False,
         id="ties-and-columns-moved",
     ),
-    pytest.param("SELECT 3.5", "SELECT 7 / 2", "correct", True, id="division-gives-decimals"),
+    pytest.param(
+        "SELECT quantita * 0.5 FROM ordini WHERE id = 1",
+        "SELECT quantita / 2 FROM ordini WHERE id = 1",
+        "correct",
+        True,
+        id="division-gives-decimals",
+    ),
     pytest.param(
         "SELECT nome FROM clienti", "SELECT nome FROM clienti WHERE", "syntax_error", False, id="unparseable"
     ),
@@ -195,13 +201,13 @@ def test_the_report_has_exactly_the_agreed_json_shape(demo):
             question("q1", "SELECT nome FROM clienti", hardness="easy"),
             question("q2", "SELECT COUNT(*) FROM ordini", hardness="medium"),
         ],
-        {"q1": "SELECT nome FROM clienti", "q2": "SELECT 0"},
+        {"q1": "SELECT nome FROM clienti", "q2": "SELECT COUNT(*) FROM ordini WHERE quantita > 100"},
         benchmark_version="demo-1",
     )
     data = json.loads(json.dumps(report.as_dict()))
     assert list(data) == ["version", "scorer_version", "overall", "per_database", "per_hardness", "outcomes"]
     assert data["version"] == "demo-1"
-    assert data["scorer_version"] == SCORER_VERSION == "1.3.0"
+    assert data["scorer_version"] == SCORER_VERSION == "1.4.0"
     assert data["overall"] == {
         "ea": 0.5,
         "ea_strict": 0.5,
@@ -224,8 +230,8 @@ def test_the_report_has_exactly_the_agreed_json_shape(demo):
 def test_per_question_details_keep_the_question_order(demo):
     report = score(
         demo,
-        [question("b", "SELECT 1"), question("a", "SELECT 2")],
-        {"a": "SELECT 2", "b": "SELECT 3", "z": "SELECT 4"},
+        [question("b", "SELECT COUNT(*) FROM clienti"), question("a", "SELECT COUNT(*) FROM ordini")],
+        {"a": "SELECT COUNT(*) FROM ordini", "b": "SELECT COUNT(*) FROM ordini", "z": "SELECT 4"},
         dialect="sqlite",
     )
     assert report.questions == (
@@ -237,8 +243,11 @@ def test_per_question_details_keep_the_question_order(demo):
 def test_invalid_questions_are_excluded_from_every_denominator(demo):
     report = score(
         demo,
-        [question("ok", "SELECT 1"), question("bad", "SELECT 1", hardness="hard", valid=False)],
-        {"ok": "SELECT 1", "bad": "SELECT 1"},
+        [
+            question("ok", "SELECT COUNT(*) FROM clienti"),
+            question("bad", "SELECT COUNT(*) FROM clienti", hardness="hard", valid=False),
+        ],
+        {"ok": "SELECT COUNT(*) FROM clienti", "bad": "SELECT COUNT(*) FROM clienti"},
     )
     data = report.as_dict()
     assert (data["overall"]["n"], data["overall"]["excluded"], data["overall"]["ea"]) == (1, 1, 1.0)
@@ -275,8 +284,8 @@ def test_the_gold_cache_is_filled_once_and_then_used(demo):
     assert len(ordered.rows) == len(ordered.order_keys) == 6
     key = next(key for key in cache if key[1] == "q2")
     assert key[0] == sha256_of(demo)
-    cache[key] = GoldResult(rows=((8,),), order_keys=None)
-    second = score(demo, questions, {"q2": "SELECT 8"}, gold_cache=cache)
+    cache[key] = GoldResult(rows=((9,),), order_keys=None)  # not the database's 8: right only from the cache
+    second = score(demo, questions, {"q2": "SELECT COUNT(*) + 1 FROM ordini"}, gold_cache=cache)
     assert first.questions[0].outcome == "correct"
     assert second.questions[1].outcome == "correct"
 
@@ -369,7 +378,8 @@ def test_a_prediction_that_fails_on_a_neighbour_or_is_wrong_on_the_original_is_n
 
 
 def test_without_a_suite_ts_ea_is_ea(demo):
-    report = score(demo, [question("q", "SELECT 1")], {"q": "SELECT 1"}, dialect="sqlite")
+    count = "SELECT COUNT(*) FROM clienti"
+    report = score(demo, [question("q", count)], {"q": count}, dialect="sqlite")
     assert report.questions[0].ts and report.as_dict()["overall"]["ts_questions"] == 0
 
 
@@ -380,3 +390,120 @@ def test_a_suite_database_missing_from_the_paths_is_refused(demo):
             predictions={},
             database_paths={"negozio": demo},
         )
+
+
+# --- A hard-coded answer: a query that reads no table -----------------------------------------------------
+
+# Each returns the rows of its gold on the demo database, but would return them on any database.
+COUNT_GOLD = "SELECT COUNT(*) FROM clienti"
+CITY_GOLD = "SELECT citta FROM clienti WHERE nome = 'Mario'"
+HARD_CODED = [
+    pytest.param("mysql", CITY_GOLD, "SELECT 'Roma'", id="mysql-string"),
+    pytest.param("mysql", COUNT_GOLD, "SELECT 6", id="mysql-number"),
+    pytest.param("mysql", COUNT_GOLD, "SELECT 6 FROM DUAL", id="mysql-dual"),
+    pytest.param("mysql", COUNT_GOLD, "VALUES ROW(6)", id="mysql-values-row"),
+    pytest.param("mysql", COUNT_GOLD, "VALUES (6)", id="mysql-values"),
+    pytest.param("mysql", COUNT_GOLD, "SELECT 6 UNION SELECT 6", id="mysql-union-of-constants"),
+    pytest.param(
+        "mysql", COUNT_GOLD, "WITH n AS (SELECT 6 AS n) SELECT n FROM n", id="mysql-cte-of-constants"
+    ),
+    pytest.param(
+        "mysql",
+        COUNT_GOLD,
+        "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 6) SELECT COUNT(*) FROM r",
+        id="mysql-recursive-cte",
+    ),
+    pytest.param("mysql", COUNT_GOLD, "SELECT n FROM (SELECT 6 AS n) AS t", id="mysql-derived-constants"),
+    pytest.param(
+        "mysql",
+        COUNT_GOLD,
+        "WITH clienti AS (SELECT 6 AS n) SELECT n FROM clienti",
+        id="mysql-cte-named-as-a-table",
+    ),
+    pytest.param("sqlite", CITY_GOLD, "SELECT 'Roma'", id="sqlite-string"),
+    pytest.param("sqlite", COUNT_GOLD, "SELECT 6", id="sqlite-number"),
+    pytest.param("sqlite", COUNT_GOLD, "VALUES (6)", id="sqlite-values"),
+    pytest.param(
+        "sqlite", COUNT_GOLD, "WITH n AS (SELECT 6 AS n) SELECT n FROM n", id="sqlite-cte-of-constants"
+    ),
+    pytest.param(
+        "sqlite",
+        COUNT_GOLD,
+        "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 6) SELECT COUNT(*) FROM r",
+        id="sqlite-recursive-cte",
+    ),
+    pytest.param(
+        "sqlite",
+        COUNT_GOLD,
+        "WITH clienti AS (SELECT 6 AS n) SELECT n FROM clienti",
+        id="sqlite-cte-named-as-a-table",
+    ),
+]
+
+READS_A_TABLE = [
+    pytest.param("WITH c AS (SELECT id FROM clienti) SELECT COUNT(*) FROM c", id="through-a-cte"),
+    pytest.param("SELECT (SELECT COUNT(*) FROM clienti)", id="through-a-subquery"),
+    pytest.param("SELECT n FROM (SELECT COUNT(*) AS n FROM clienti) AS t", id="through-a-derived-table"),
+    pytest.param(
+        "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < (SELECT COUNT(*) FROM clienti)) "
+        "SELECT COUNT(*) FROM r",
+        id="through-a-recursive-cte",
+    ),
+    # Reading decides, not what is selected: TS-EA's neighbours are what tell such a constant from a count.
+    pytest.param("SELECT 6 FROM clienti LIMIT 1", id="a-constant-from-a-table"),
+]
+
+
+@pytest.mark.parametrize(("dialect", "gold", "prediction"), HARD_CODED)
+def test_a_query_that_reads_no_table_is_wrong_whatever_it_returns_and_says_so_from_its_text(
+    demo, schema, dialect, gold, prediction
+):
+    report = score(demo, [question("q", to_sqlite(gold, schema=schema))], {"q": prediction}, dialect=dialect)
+    [result] = report.questions
+    assert (result.outcome, result.ea, result.ea_strict, result.ts, result.static) == (
+        "reads_no_table",
+        False,
+        False,
+        False,
+        True,
+    )
+    assert "reads no table" in result.error
+    assert report.as_dict()["outcomes"]["reads_no_table"] == 1
+
+
+@pytest.mark.parametrize("prediction", READS_A_TABLE)
+@pytest.mark.parametrize("dialect", ["mysql", "sqlite"])
+def test_a_query_that_reads_a_table_through_a_cte_a_subquery_or_a_derived_table_is_scored_by_its_rows(
+    demo, dialect, prediction
+):
+    [result] = score(demo, [question("q", COUNT_GOLD)], {"q": prediction}, dialect=dialect).questions
+    assert (result.outcome, result.ea, result.static) == ("correct", True, False)
+
+
+def test_a_statement_that_is_no_query_is_left_to_the_sandbox_not_called_a_hard_coded_answer(demo):
+    predictions = {"begin": "BEGIN", "pragma": "PRAGMA query_only = OFF", "vacuum": "VACUUM"}
+    report = score(demo, [question(qid, COUNT_GOLD) for qid in predictions], predictions, dialect="sqlite")
+    assert {result.question_id: result.outcome for result in report.questions} == dict.fromkeys(
+        predictions, "runtime_error"
+    )
+
+
+def test_the_gold_is_never_checked_for_a_table(demo):
+    report = score(
+        demo,
+        [question("hard-coded-gold", "SELECT 6"), question("read-gold", COUNT_GOLD)],
+        {"hard-coded-gold": COUNT_GOLD, "read-gold": COUNT_GOLD},
+    )
+    assert [(result.outcome, result.ea) for result in report.questions] == [("correct", True)] * 2
+    assert report.as_dict()["overall"]["excluded"] == 0
+
+
+def test_hard_coded_answers_are_counted_among_the_outcomes_of_the_scores(demo):
+    report = score(
+        demo,
+        [question("a", COUNT_GOLD), question("b", COUNT_GOLD), question("c", COUNT_GOLD)],
+        {"a": "SELECT 6", "b": "SELECT 'Roma'", "c": COUNT_GOLD},
+    )
+    outcomes = json.loads(json.dumps(report.as_dict()))["outcomes"]
+    assert "reads_no_table" in OUTCOMES and list(outcomes) == list(OUTCOMES)
+    assert (outcomes["reads_no_table"], outcomes["correct"], outcomes["wrong_result"]) == (2, 1, 0)

@@ -44,7 +44,8 @@ def test_missing_and_wrong_predictions_lower_the_score(demo_version, tmp_path):
     result = json.loads(score(write_jsonl(tmp_path / "p.jsonl", predictions), "--json"))
     outcomes = result["outcomes"]
     assert outcomes["correct"] == 8
-    assert outcomes["wrong_result"] == 1
+    assert outcomes["reads_no_table"] == 1  # a hard-coded answer, wrong whatever it returns
+    assert outcomes["wrong_result"] == 0
     assert outcomes["syntax_error"] == 1
     assert outcomes["not_submitted"] == 13
     assert result["overall"]["ea"] == pytest.approx(8 / 23)
@@ -123,7 +124,11 @@ def test_predictions_nested_too_deeply_are_scored_as_their_own_failures(demo_ver
 def test_questions_adds_each_questions_verdict_to_the_json(demo_version, tmp_path):
     gold = demo_gold()
     first, second, *_ = sorted(gold)
-    predictions = {**gold, first: "SELECT 1 FROM DUAL WHERE 1 == 1", second: "SELECT 0"}
+    predictions = {
+        **gold,
+        first: "SELECT 1 FROM DUAL WHERE 1 == 1",
+        second: "SELECT COUNT(*) FROM sedi WHERE 1 = 0",
+    }
     result = json.loads(score(write_jsonl(tmp_path / "p.jsonl", predictions), "--json", "--questions"))
     rows = {row["question_id"]: row for row in result["questions"]}
     assert len(rows) == 23

@@ -13,17 +13,23 @@ from tests.evaluation.demo_db import make_demo_db
 
 GOLD = "SELECT nome FROM clienti ORDER BY id"
 RIGHT = "SELECT nome FROM clienti ORDER BY id"
-MANY_ROWS = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r LIMIT 50) SELECT n FROM r"
-WIDE_ROWS = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r LIMIT 20) SELECT printf('%500d', n) FROM r"
+# A query that reads no table is refused from its text (reads_no_table): these read one, so that they run.
+READS = " WHERE EXISTS (SELECT 1 FROM clienti)"
+MANY_ROWS = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r LIMIT 50) SELECT n FROM r" + READS
+WIDE_ROWS = (
+    "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r LIMIT 20) SELECT printf('%500d', n) FROM r"
+    + READS
+)
 
 # Nested far past what any question needs; each once took the whole submission down (RecursionError).
 TOO_DEEP = {
-    "parentheses": "SELECT " + "(" * 900 + "1" + ")" * 900,
-    "not": "SELECT " + "NOT " * 3000 + "1",
-    "case": "SELECT " + "CASE WHEN 1 THEN " * 500 + "1" + " END" * 500,
-    "abs": "SELECT " + "ABS(" * 3000 + "1" + ")" * 3000,
-    "date_add": "SELECT " + "DATE_ADD(" * 400 + "'2020-01-01'" + ", INTERVAL 1 DAY)" * 400,
-    "minus": "SELECT " + "-" * 3000 + "1",
+    "parentheses": "SELECT " + "(" * 900 + "1" + ")" * 900 + " FROM clienti",
+    "not": "SELECT " + "NOT " * 3000 + "1 FROM clienti",
+    "case": "SELECT " + "CASE WHEN 1 THEN " * 500 + "1" + " END" * 500 + " FROM clienti",
+    "abs": "SELECT " + "ABS(" * 3000 + "1" + ")" * 3000 + " FROM clienti",
+    "date_add": "SELECT " + "DATE_ADD(" * 400 + "'2020-01-01'" + ", INTERVAL 1 DAY)" * 400 + " FROM clienti",
+    # Spaced: in SQLite `--` opens a comment, and the query would be an empty SELECT rather than deep.
+    "minus": "SELECT " + "- " * 3000 + "1 FROM clienti",
 }
 
 
@@ -130,7 +136,7 @@ def test_what_sqlite_refuses_before_running_is_static(demo, prediction, outcome)
         # Each fails, or not, by what the rows hold: never static.
         "SELECT json_extract('{}', 'x' || (SELECT group_concat(nome) FROM clienti))",
         "SELECT CASE WHEN (SELECT COUNT(*) FROM clienti) > 0 THEN json_extract('{}', 'x') ELSE 1 END",
-        "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT COUNT(*) FROM r",
+        "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT COUNT(*) FROM r" + READS,
     ],
 )
 def test_what_fails_while_running_is_never_static(demo, prediction):

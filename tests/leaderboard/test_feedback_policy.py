@@ -178,7 +178,13 @@ def test_staff_see_every_outcome_and_error_text(client, staff, scored):
 
 
 def test_the_owner_sees_their_static_errors_with_the_message(client, owner, scored):
-    submission = scored({"biblioteca-001": "SELEC broken", "biblioteca-002": "SELECT 1"})
+    submission = scored(
+        {
+            "biblioteca-001": "SELEC broken",
+            "biblioteca-002": "SELECT COUNT(*) FROM sedi",
+            "biblioteca-004": "SELECT 42",
+        }
+    )
     client.force_login(owner)
     checks = {q["question_id"]: q for q in api_get(client, owner, submission)["checks"]}
     assert checks["biblioteca-001"]["check"] == "syntax_error" and checks["biblioteca-001"]["message"]
@@ -188,6 +194,8 @@ def test_the_owner_sees_their_static_errors_with_the_message(client, owner, scor
         "message": None,
     }
     assert checks["biblioteca-003"]["check"] == "not_submitted"
+    # A hard-coded answer is told from the text alone, like a syntax error: it says nothing of the data.
+    assert checks["biblioteca-004"]["check"] == "reads_no_table" and checks["biblioteca-004"]["message"]
 
 
 def test_the_compare_page_hides_breakdowns_a_private_side_does_not_show(client, owner, scored):

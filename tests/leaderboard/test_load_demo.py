@@ -22,6 +22,9 @@ def test_it_loads_the_demo_benchmark_an_admin_and_a_scored_leaderboard(capsys, c
     scores = dict(Submission.objects.values_list("model_name", "ea"))
     assert scores["Oracolo (the demo's own answers)"] == 1.0
     assert 0 < scores["Metà e metà"] < 1
+    # Its other half are wrong answers that run, not hard-coded ones.
+    outcomes = Submission.objects.get(model_name="Metà e metà").scores["outcomes"]
+    assert (outcomes["correct"], outcomes["wrong_result"], outcomes["reads_no_table"]) == (12, 11, 0)
     assert "Oracolo" in client.get("/leaderboard/").content.decode()
 
 

@@ -93,9 +93,22 @@ def test_the_breakdowns_of_the_scores_may_be_null_and_list_every_outcome(documen
     assert list(properties["outcomes"]["properties"]) == [
         "correct",
         "wrong_result",
+        "reads_no_table",
         "syntax_error",
         "runtime_error",
         "timeout",
+        "resource_limit",
+        "not_submitted",
+    ]
+
+
+def test_a_check_the_owner_is_shown_may_say_that_their_query_reads_no_table(document):
+    check = component(document, "Submission")["properties"]["checks"]["items"]["properties"]["check"]
+    assert check["enum"] == [
+        "submitted",
+        "reads_no_table",
+        "syntax_error",
+        "runtime_error",
         "resource_limit",
         "not_submitted",
     ]

@@ -15,7 +15,8 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def scored(make_submission, gold):
     predictions = dict(gold)
-    predictions["biblioteca-001"] = "SELECT 42"
+    predictions["biblioteca-001"] = "SELECT 42 FROM sedi"  # runs, and is wrong
+    predictions["biblioteca-003"] = "SELECT 'Roma'"  # a hard-coded answer: reads no table
     predictions["ciclismo-001"] = "SELEC broken"
     submission = make_submission(predictions=predictions, is_public=False)
     submission_score(submission_id=submission.pk)
@@ -32,7 +33,7 @@ def test_the_owner_sees_overall_scores_receipt_and_own_queries_with_their_static
     assert response.status_code == 200
     assert 'id="ea"' in body and 'id="breakdowns-hidden"' in body and "vendor/plotly" in body
     assert 'id="receipt"' in body and scored.file_sha256 in body
-    assert "SELECT 42" in body and "syntax_error" in body
+    assert "SELECT 42 FROM sedi" in body and "syntax_error" in body
     assert response["X-Robots-Tag"].startswith("noindex")
 
 
@@ -42,7 +43,17 @@ def test_which_answers_were_right_is_never_shown_to_the_owner(client, owner, sco
     checks = {row["question_id"]: row["check"] for row in rows}
     assert checks["biblioteca-001"] == checks["biblioteca-002"] == "submitted"
     assert checks["ciclismo-001"] == "syntax_error"
+    assert checks["biblioteca-003"] == "reads_no_table"  # decided from the text: the owner is told
     assert all("outcome" not in row and "ea" not in row for row in rows)
+
+
+def test_the_owner_is_told_per_question_that_a_query_reads_no_table_with_the_reason(client, owner, scored):
+    client.force_login(owner)
+    response = client.get(scored.get_absolute_url())
+    [row] = [row for row in response.context["feedback"].questions if row["question_id"] == "biblioteca-003"]
+    assert (row["check"], row["sql"]) == ("reads_no_table", "SELECT 'Roma'")
+    assert "reads no table" in row["message"]
+    assert "reads_no_table" in response.content.decode()
 
 
 def test_staff_see_which_answers_were_right(client, staff, scored):
