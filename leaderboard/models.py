@@ -167,12 +167,15 @@ class Submission(ModelCard):
         self.released_at = self._release_time(timezone.now())
         self.save(update_fields=["status", "failure_reason", "failure_retryable", "released_at"])
 
-    def _release_time(self, finished: datetime) -> datetime:
+    def _release_time(self, finished: datetime, started: datetime | None = None) -> datetime:
+        """The next step of TERMITE_RESULT_RELEASE_SECONDS after the scoring started (the first scoring's
+        start unless `started` says otherwise): when a result shows must not tell how long it took."""
         quantum = settings.TERMITE_RESULT_RELEASE_SECONDS
-        if not quantum or self.started_at is None:
+        started = started or self.started_at
+        if not quantum or started is None:
             return finished
-        steps = max(1, math.ceil((finished - self.started_at).total_seconds() / quantum))
-        return self.started_at + timedelta(seconds=steps * quantum)
+        steps = max(1, math.ceil((finished - started).total_seconds() / quantum))
+        return started + timedelta(seconds=steps * quantum)
 
     def mark_scored(
         self,
@@ -181,12 +184,13 @@ class Submission(ModelCard):
         outcomes: list[dict],
         reason: str = "",
         rescoring: Rescoring | None = None,
+        started: datetime | None = None,
     ) -> Scoring:
-        """The new scores become the current ones; the scoring joins the submission's history."""
+        """The new scores become the current ones, shown to participants at the release step after the
+        scoring `started` (a rescoring's job too: its length must not show); the scoring joins the
+        submission's history."""
         scored_at = timezone.now()
-        released_at = self._release_time(scored_at)
-        if self.status != self.Status.SCORED:  # a rescored submission stays on show meanwhile
-            self.released_at = released_at
+        self.released_at = self._release_time(scored_at, started)
         self.status = self.Status.SCORED
         self.scores = scores
         self.outcomes = outcomes
@@ -217,7 +221,7 @@ class Submission(ModelCard):
             reason=reason or first,
             scorer_version=scores["scorer_version"],
             benchmark_version=self.version.label,
-            scored_at=released_at,
+            scored_at=self.released_at,
             scores=scores,
             outcomes=outcomes,
         )

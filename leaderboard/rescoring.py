@@ -84,6 +84,7 @@ def submission_rescore(*, submission_id: int, rescoring_id: int) -> str:
     if Scoring.objects.filter(submission_id=submission_id, rescoring=rescoring).exists():
         return "skipped: already rescored"
     submission = Submission.objects.select_related("version").get(pk=submission_id)
+    started = timezone.now()
     try:
         report = score_version(
             version=submission.version, predictions=submission.predictions, dialect=submission.dialect
@@ -100,6 +101,7 @@ def submission_rescore(*, submission_id: int, rescoring_id: int) -> str:
             outcomes=outcome_rows(report),
             reason=rescoring.reason,
             rescoring=rescoring,
+            started=started,
         )
     leaderboard_changed(version=submission.version)
     _finish_if_done(rescoring_id)
