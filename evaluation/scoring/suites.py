@@ -107,13 +107,13 @@ def build_suite(
     unbuildable = 0
     for number in range(candidates):
         candidate_seed = f"{seed}:{number}"
-        generated = neighbour_dump(
-            original=original, schema_text=text, literals=literals, seed=candidate_seed
-        )
         path = workdir / f"candidate-{hashlib.sha256(candidate_seed.encode()).hexdigest()[:16]}.sqlite3"
         try:
+            generated = neighbour_dump(
+                original=original, schema_text=text, literals=literals, seed=candidate_seed, source=source
+            )
             build_sqlite(generated, path, source=source)
-        except DumpError:
+        except (DumpError, ValueError):
             unbuildable += 1  # a generator slip costs one candidate, never the import
             continue
         built.append(

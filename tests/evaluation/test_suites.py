@@ -191,3 +191,30 @@ def test_build_suites_gives_a_version_imported_without_suites_the_suites_an_impo
     call_command("build_suites", "--version", demo_version.label, stdout=again)
     assert again.getvalue().strip() == "every database has its test suite already"
     assert NeighbourDatabase.objects.filter(database__version=demo_version).count() == neighbours.count()
+
+
+def test_a_database_written_for_sqlite_gets_its_suite_too(tmp_path):
+    dump = (
+        "CREATE TABLE articoli (id INTEGER PRIMARY KEY, nome TEXT NOT NULL, prezzo REAL NOT NULL);\n"
+        "INSERT INTO articoli VALUES (1, 'Pane', 2.5), (2, 'Latte', 1.2), (3, 'Burro', 3.8), (4, 'Torta', 12);\n"
+    )
+    original = tmp_path / "negozio.sqlite3"
+    build_sqlite(dump, original, source="sqlite")
+    gold = "SELECT nome FROM articoli WHERE prezzo >= 3 ORDER BY nome"
+    question = SuiteQuestion(
+        "negozio-001", gold, gold, ("SELECT nome FROM articoli WHERE prezzo > 3 ORDER BY nome",)
+    )
+    (tmp_path / "suite").mkdir()
+    suite = build_suite(
+        original=original,
+        dump=dump,
+        questions=[question],
+        literals=gold_literals([gold], source="sqlite"),
+        workdir=tmp_path / "suite",
+        seed="prova",
+        source="sqlite",
+        candidates=12,
+        limits=FAST,
+    )
+    assert suite.unbuildable == 0 and suite.neighbours
+    assert suite.questions["negozio-001"].told_apart_by_suite == 1
