@@ -16,9 +16,10 @@ from django.db import transaction
 
 from evaluation.models import BenchmarkVersion
 from evaluation.scoring.score import SCORER_VERSION
-from evaluation.services import DEMO_LABEL, demo_benchmark_load
+from evaluation.services import DEMO_LABEL, demo_benchmark_load, version_build_suites
 from evaluation.sources import DEMO_DATABASES, DEMO_DIR
-from leaderboard.models import Submission
+from leaderboard.models import Rescoring, Submission
+from leaderboard.rescoring import rescoring_start
 from leaderboard.services import submission_score
 
 DEMO_ADMIN = "admin"
@@ -41,7 +42,17 @@ def demo_load() -> DemoLoad:
     loaded = version is not None
     version = version or BenchmarkVersion.objects.get(label=DEMO_LABEL)
     made = demo_submissions_load(version=version)
+    if not loaded:
+        _bring_up_to_date(version)
     return DemoLoad(version=version, benchmark_loaded=loaded, submissions_made=made, admin_password=password)
+
+
+def _bring_up_to_date(version: BenchmarkVersion) -> None:
+    """A demo an earlier portal loaded gets what this one adds: its test suites, and its submissions
+    scored by the current scorer (both do nothing when there is nothing to do)."""
+    if settings.TERMITE_SUITE_CANDIDATES and version.databases.filter(neighbours__isnull=True).exists():
+        version_build_suites(version=version)
+    rescoring_start(version=version, reason=Rescoring.Reason.SCORER)
 
 
 def demo_admin_exists() -> bool:

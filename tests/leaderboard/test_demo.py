@@ -5,7 +5,10 @@ from __future__ import annotations
 import pytest
 
 from evaluation import services as evaluation_services
+from evaluation.models import NeighbourDatabase
+from evaluation.scoring.score import SCORER_VERSION
 from leaderboard.demo import DEMO_ADMIN, demo_admin_exists, demo_gold, demo_load
+from leaderboard.models import Submission
 
 pytestmark = pytest.mark.django_db
 
@@ -28,3 +31,15 @@ def test_the_demo_gold_covers_every_demo_question(demo_version):
 def test_evaluation_keeps_only_what_builds_the_demo_benchmark():
     assert hasattr(evaluation_services, "demo_benchmark_load")
     assert not hasattr(evaluation_services, "demo_gold")
+
+
+def test_a_demo_an_earlier_portal_loaded_gets_its_suites_and_the_current_scorer(in_process, settings):
+    first = demo_load()  # the tests' settings build no suites: as a portal before suites existed
+    submission = Submission.objects.filter(version=first.version).first()
+    Submission.objects.filter(pk=submission.pk).update(scorer_version="1.2.0")
+    settings.TERMITE_SUITE_CANDIDATES = 12
+    demo_load()
+    assert NeighbourDatabase.objects.filter(database__version=first.version).exists()
+    submission.refresh_from_db()
+    assert submission.scorer_version == SCORER_VERSION
+    assert [s.reason for s in submission.scorings.all()] == ["first", "scorer"]
