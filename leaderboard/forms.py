@@ -69,6 +69,24 @@ class ModerationForm(forms.Form):
     moderation_reason = forms.CharField(max_length=500, required=False)
 
 
+class VerificationForm(forms.Form):
+    """Staff mark a public scored submission verified, with a public note, or remove the mark."""
+
+    verified = forms.BooleanField(label=_("Verified"), required=False)
+    note = forms.CharField(
+        label=_("Public note"),
+        max_length=200,
+        required=False,
+        help_text=_("e.g. reproduced by the organisers from the released code"),
+    )
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("verified") and not cleaned.get("note", "").strip():
+            self.add_error("note", _("Say how the run was verified: the note is shown on the leaderboard."))
+        return cleaned
+
+
 @dataclass(frozen=True)
 class RankingView:
     """What a visitor asked of the leaderboard page; anything invalid falls back to the default."""
