@@ -1,5 +1,7 @@
-"""Moderation in the Django admin: hide or flag a submission with a public reason, raise a user's quota."""
+"""Moderation in the Django admin: hide or flag a submission with a public reason, mark it verified with a
+public note, raise a user's quota."""
 
+from django import forms
 from django.contrib import admin, messages
 from django.db import models
 from django.db.models import Count
@@ -7,11 +9,42 @@ from django.db.models import Count
 from leaderboard import ranking
 from leaderboard.baselines import baseline_delete, baseline_save
 from leaderboard.models import Baseline, Submission, SubmissionQuota
-from leaderboard.services import requeue_stuck, submission_moderate
+from leaderboard.services import (
+    requeue_stuck,
+    submission_moderate,
+    submission_verify,
+    verification_refusal,
+)
+
+
+class SubmissionAdminForm(forms.ModelForm):
+    verified = forms.BooleanField(
+        required=False, help_text="Staff reproduced the run, or received the system and ran it."
+    )
+
+    class Meta:
+        model = Submission
+        fields = ("is_hidden", "is_flagged", "moderation_reason", "verified_note")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["verified"].initial = self.instance.is_verified
+
+    def clean(self):
+        cleaned = super().clean()
+        refusal = verification_refusal(
+            submission=self.instance,
+            verified=cleaned.get("verified", False),
+            note=cleaned.get("verified_note", ""),
+        )
+        if refusal:
+            raise forms.ValidationError(refusal)
+        return cleaned
 
 
 @admin.register(Submission)
 class SubmissionAdmin(admin.ModelAdmin):
+    form = SubmissionAdminForm
     list_display = (
         "pk",
         "model_name",
@@ -22,13 +55,23 @@ class SubmissionAdmin(admin.ModelAdmin):
         "is_public",
         "is_hidden",
         "is_flagged",
+        "verified_at",
         "created_at",
     )
-    list_filter = ("status", "version", "is_public", "is_hidden", "is_flagged")
+    list_filter = (
+        "status",
+        "version",
+        "is_public",
+        "is_hidden",
+        "is_flagged",
+        ("verified_at", admin.EmptyFieldListFilter),
+    )
     search_fields = ("model_name", "team", "user__username")
     fields = (
         ("is_hidden", "is_flagged"),
         "moderation_reason",
+        ("verified", "verified_note"),
+        ("verified_at", "verified_by"),
         ("model_name", "team", "user", "version"),
         ("status", "attempts", "failure_reason"),
         ("created_at", "enqueued_at", "started_at", "scored_at", "withdrawn_at"),
@@ -36,9 +79,9 @@ class SubmissionAdmin(admin.ModelAdmin):
         ("ea", "ea_strict", "ts_ea"),
     )
     readonly_fields = tuple(
-        name for group in fields[2:] for name in (group if isinstance(group, tuple) else (group,))
+        name for group in fields[3:] for name in (group if isinstance(group, tuple) else (group,))
     )
-    actions = ["requeue"]
+    actions = ["requeue", "unverify"]
 
     def has_add_permission(self, request):
         return False
@@ -51,10 +94,20 @@ class SubmissionAdmin(admin.ModelAdmin):
         return self.get_empty_value_display() if ts_ea is None else str(ts_ea)
 
     def save_model(self, request, obj, form, change):
-        # Through the service, so the cached leaderboard is dropped when a row is hidden or shown.
+        # Through the services, so the cached leaderboard is dropped when a row is hidden, shown, verified.
         submission_moderate(
             submission=obj, hidden=obj.is_hidden, flagged=obj.is_flagged, reason=obj.moderation_reason
         )
+        verified = form.cleaned_data["verified"]
+        if verified != obj.is_verified or (verified and "verified_note" in form.changed_data):
+            # The form checked the rules (verification_refusal), so this does not raise.
+            submission_verify(submission=obj, verified=verified, note=obj.verified_note, by=request.user)
+
+    @admin.action(description="Remove the verification (back to a self-reported run)")
+    def unverify(self, request, queryset):
+        for submission in queryset.filter(verified_at__isnull=False).select_related("version"):
+            submission_verify(submission=submission, verified=False, note="", by=request.user)
+        self.message_user(request, "The selected submissions are self-reported runs again.", messages.INFO)
 
     @admin.action(description="Re-run the sweeper (re-enqueue what is stuck)")
     def requeue(self, request, queryset):

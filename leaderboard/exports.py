@@ -63,6 +63,20 @@ class LeaderboardRowJSON(TypedDict):
             " rescored. null for baselines"
         ),
     ]
+    verified: Annotated[
+        bool,
+        Schema(
+            description="The organisers reproduced the run, or ran the system themselves; false for a"
+            " self-reported run and for baselines"
+        ),
+    ]
+    verified_at: Annotated[
+        str | None, Schema(format="date", description="When the run was verified; null if it was not")
+    ]
+    verified_note: Annotated[
+        str | None,
+        Schema(description="How the run was verified, in the organisers' words; null if it was not"),
+    ]
 
 
 class LeaderboardJSON(TypedDict):
@@ -103,6 +117,9 @@ def json_row(row: Row) -> LeaderboardRowJSON:
         "baseline": row.baseline,
         "source": row.source,
         "scorer_version": row.scorer_version,
+        "verified": row.verified,
+        "verified_at": row.verified_at.isoformat() if row.verified_at else None,
+        "verified_note": row.verified_note if row.verified else None,
     }
 
 
@@ -131,6 +148,9 @@ def csv_header(board: Leaderboard) -> list[str]:
         "ts_ea",
         "ts_ea_ci95_low",
         "ts_ea_ci95_high",
+        "verified",
+        "verified_at",
+        "verified_note",
     ]
 
 
@@ -165,6 +185,9 @@ def csv_text(board: Leaderboard) -> str:
                 _number(row.ts_ea),
                 _number(ts_low),
                 _number(ts_high),
+                "true" if row.verified else "false",
+                row.verified_at.isoformat() if row.verified_at else "",
+                _text(row.verified_note),
             ]
         )
     return out.getvalue()

@@ -69,6 +69,24 @@ class ModerationForm(forms.Form):
     moderation_reason = forms.CharField(max_length=500, required=False)
 
 
+class VerificationForm(forms.Form):
+    """Staff mark a public scored submission verified, with a public note, or remove the mark."""
+
+    verified = forms.BooleanField(label=_("Verified"), required=False)
+    note = forms.CharField(
+        label=_("Public note"),
+        max_length=200,
+        required=False,
+        help_text=_("e.g. reproduced by the organisers from the released code"),
+    )
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("verified") and not cleaned.get("note", "").strip():
+            self.add_error("note", _("Say how the run was verified: the note is shown on the leaderboard."))
+        return cleaned
+
+
 @dataclass(frozen=True)
 class RankingView:
     """What a visitor asked of the leaderboard page; anything invalid falls back to the default."""
@@ -77,22 +95,30 @@ class RankingView:
     weights: str = ""
     approach: str = ""
     size: str = ""
+    verified: bool = False
     sort: str = "rank"
     descending: bool = False
     hidden: tuple[str, ...] = ()
 
     @property
-    def filters(self) -> dict[str, str]:
-        return {"q": self.q, "weights": self.weights, "approach": self.approach, "size": self.size}
+    def filters(self) -> dict[str, str | bool]:
+        return {
+            "q": self.q,
+            "weights": self.weights,
+            "approach": self.approach,
+            "size": self.size,
+            "verified": self.verified,
+        }
 
 
 class RankingForm(forms.Form):
-    """The leaderboard's query string: ?q=&weights=&approach=&size=&sort=&order=&hide=."""
+    """The leaderboard's query string: ?q=&weights=&approach=&size=&verified=1&sort=&order=&hide=."""
 
     q = forms.CharField(required=False, max_length=100)
     weights = forms.ChoiceField(required=False, choices=[("", ""), *Weights.choices])
     approach = forms.ChoiceField(required=False, choices=[("", ""), *Approach.choices])
     size = forms.CharField(required=False, max_length=40)
+    verified = forms.BooleanField(required=False)
     sort = forms.ChoiceField(required=False)
     order = forms.ChoiceField(required=False, choices=[("asc", "asc"), ("desc", "desc")])
     hide = forms.MultipleChoiceField(required=False, choices=list(COLUMN_GROUPS.items()))
@@ -109,6 +135,7 @@ class RankingForm(forms.Form):
             weights=data.get("weights", ""),
             approach=data.get("approach", ""),
             size=data.get("size", "").strip(),
+            verified=bool(data.get("verified")),
             sort=data.get("sort", "rank"),
             descending=data.get("order") == "desc",
             hidden=tuple(group for group in COLUMN_GROUPS if group in data.get("hide", ())),

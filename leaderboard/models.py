@@ -107,6 +107,18 @@ class Submission(ModelCard):
     is_hidden = models.BooleanField(default=False)
     is_flagged = models.BooleanField(default=False)
     moderation_reason = models.CharField(_("public moderation note"), max_length=500, blank=True)
+    # Verification (leaderboard/services.py, submission_verify): staff reproduced the run, or received the
+    # system and ran it. The date and the note are public; who verified it is for staff only.
+    verified_at = models.DateField(_("verified on"), null=True, blank=True)
+    verified_note = models.CharField(
+        _("public verification note"),
+        max_length=200,
+        blank=True,
+        help_text=_("e.g. reproduced by the organisers from the released code"),
+    )
+    verified_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
     # A submission carried over to a version derived from its own: scored again from the same predictions.
     carried_from = models.ForeignKey(
         "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="carried_to"
@@ -225,6 +237,10 @@ class Submission(ModelCard):
             scores=scores,
             outcomes=outcomes,
         )
+
+    @property
+    def is_verified(self) -> bool:
+        return self.verified_at is not None
 
     def withdraw(self) -> None:
         self.withdrawn_at = timezone.now()

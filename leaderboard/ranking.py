@@ -70,6 +70,10 @@ class Row:
     source_url: str = ""
     # The scorer that produced the scores (from the scores JSON); None for a baseline, not scored here.
     scorer_version: str | None = None
+    # Staff reproduced the run (leaderboard/services.py, submission_verify): when, and how, publicly.
+    # None for a self-reported run, and for a baseline.
+    verified_at: date | None = None
+    verified_note: str = ""
     rank: int | None = None
 
     @property
@@ -83,6 +87,10 @@ class Row:
     def scored_by_older_scorer(self) -> bool:
         """Scores made by a scorer other than the current one, shown flagged until they are rescored."""
         return self.scorer_version is not None and scored_by_older_scorer(self.scorer_version)
+
+    @property
+    def verified(self) -> bool:
+        return self.verified_at is not None
 
     @property
     def size(self) -> str:
@@ -277,6 +285,8 @@ def _submissions(version: BenchmarkVersion) -> Iterable[dict]:
         "weights",
         "approach",
         "released_at",
+        "verified_at",
+        "verified_note",
     )
 
 
@@ -302,6 +312,8 @@ def _submission_row(item: dict, databases: list[str]) -> Row:
         weights=item["weights"],
         approach=item["approach"],
         scorer_version=scores.get("scorer_version"),
+        verified_at=item["verified_at"],
+        verified_note=item["verified_note"],
     )
 
 
@@ -369,9 +381,16 @@ def _insert_by_ea(rows: list[Row], baseline: Row) -> None:
 
 
 def filter_rows(
-    rows: Iterable[Row], *, q: str = "", weights: str = "", approach: str = "", size: str = ""
+    rows: Iterable[Row],
+    *,
+    q: str = "",
+    weights: str = "",
+    approach: str = "",
+    size: str = "",
+    verified: bool = False,
 ) -> list[Row]:
-    """Rows whose model, team, size or note contain `q` (ignoring case) and whose tags match."""
+    """Rows whose model, team, size or note contain `q` (ignoring case) and whose tags match; with
+    `verified`, only the runs staff verified."""
     words = q.lower().split()
     size = normalise_size(size)
     return [
@@ -381,6 +400,7 @@ def filter_rows(
         and (not weights or row.weights == weights)
         and (not approach or row.approach == approach)
         and (not size or row.size == size)
+        and (not verified or row.verified)
     ]
 
 
@@ -417,7 +437,7 @@ def parameters(size: str) -> float | None:
 # built in one go from one reading of the rows, so that no entry mixes two states.
 
 CACHE_SECONDS = 3600
-_SCHEMA = 3  # bump when Row or Leaderboard change shape
+_SCHEMA = 4  # bump when Row or Leaderboard change shape
 
 
 def _token_key(label: str) -> str:

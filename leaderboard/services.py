@@ -1,4 +1,5 @@
-"""Writes for submissions: accepting an upload, queueing, scoring, sweeping, withdrawing, moderating."""
+"""Writes for submissions: accepting an upload, queueing, scoring, sweeping, withdrawing, moderating,
+verifying."""
 
 from __future__ import annotations
 
@@ -238,6 +239,48 @@ def submission_moderate(*, submission: Submission, hidden: bool, flagged: bool, 
     submission.is_flagged = flagged
     submission.moderation_reason = reason.strip()
     submission.save(update_fields=["is_hidden", "is_flagged", "moderation_reason"])
+    leaderboard_changed(version=submission.version)
+
+
+class NotVerifiable(Exception):
+    """The submission cannot be marked verified; the message says why."""
+
+
+def verification_refusal(*, submission: Submission, verified: bool, note: str) -> str | None:
+    """Why `submission_verify` would refuse this change, or None. Only a public, scored, live submission
+    can be verified, with a public note; removing a verification is always allowed."""
+    if not verified:
+        return None
+    if not submission.is_public:
+        return _("Only a public submission can be verified: this one is private.")
+    if submission.status != Submission.Status.SCORED:
+        return _("Only a scored submission can be verified: this one is %(status)s.") % {
+            "status": submission.get_status_display()
+        }
+    if submission.withdrawn_at is not None:
+        return _("A withdrawn submission cannot be verified.")
+    if not note.strip():
+        return _("Say how the run was verified: the note is shown on the leaderboard.")
+    return None
+
+
+def submission_verify(*, submission: Submission, verified: bool, note: str, by) -> None:
+    """Mark a submission verified by staff `by` today, with a public note, or remove the mark.
+
+    Raises NotVerifiable (see `verification_refusal`); nothing is saved then.
+    """
+    refusal = verification_refusal(submission=submission, verified=verified, note=note)
+    if refusal is not None:
+        raise NotVerifiable(refusal)
+    if verified:
+        submission.verified_at = timezone.localdate()
+        submission.verified_note = note.strip()
+        submission.verified_by = by
+    else:
+        submission.verified_at = None
+        submission.verified_note = ""
+        submission.verified_by = None
+    submission.save(update_fields=["verified_at", "verified_note", "verified_by"])
     leaderboard_changed(version=submission.version)
 
 

@@ -1,4 +1,5 @@
-"""Staff pages of the leaderboard: rescoring a version's submissions and watching it progress."""
+"""Staff pages of the leaderboard: rescoring a version's submissions and watching it progress, and
+verifying a submission."""
 
 from __future__ import annotations
 
@@ -6,11 +7,14 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
+from django.views.decorators.http import require_POST
 
 from evaluation.models import BenchmarkVersion
 from evaluation.scoring.score import SCORER_VERSION
+from leaderboard.forms import VerificationForm
 from leaderboard.models import Rescoring, Submission
 from leaderboard.rescoring import rescoring_start
+from leaderboard.services import NotVerifiable, submission_verify
 from termite_site.decorators import staff_required
 
 
@@ -54,3 +58,33 @@ def rescore(request: HttpRequest, label: str) -> HttpResponse:
             "reasons": Rescoring.Reason.choices,
         },
     )
+
+
+@require_POST
+@staff_required
+def submission_verify_view(request: HttpRequest, pk: int) -> HttpResponse:
+    """The form on the submission's page: mark it verified with a public note, or remove the mark."""
+    submission = get_object_or_404(Submission.objects.select_related("version"), pk=pk)
+    form = VerificationForm(request.POST)
+    if not form.is_valid():
+        for errors in form.errors.values():
+            for error in errors:
+                messages.error(request, error)
+        return redirect(submission)
+    try:
+        submission_verify(
+            submission=submission,
+            verified=form.cleaned_data["verified"],
+            note=form.cleaned_data["note"],
+            by=request.user,
+        )
+    except NotVerifiable as error:
+        messages.error(request, str(error))
+    else:
+        if submission.is_verified:
+            messages.success(request, _("Submission #%(id)s is marked verified.") % {"id": submission.pk})
+        else:
+            messages.success(
+                request, _("Submission #%(id)s is a self-reported run again.") % {"id": submission.pk}
+            )
+    return redirect(submission)

@@ -16,7 +16,7 @@ from evaluation.scoring.significance import PAIRED_RESAMPLES
 from evaluation.scoring.vocabulary import OUTCOMES
 from evaluation.selectors import changelog_versions, information_bound
 from leaderboard import charts, feedback, presenters, selectors, services
-from leaderboard.forms import SubmissionForm
+from leaderboard.forms import SubmissionForm, VerificationForm
 from leaderboard.models import Submission
 from termite_site import ratelimit
 
@@ -87,6 +87,10 @@ def submission_detail(request: HttpRequest, pk: int) -> HttpResponse:
     submission = _visible_submission(request, pk)
     seen = feedback.feedback_for(submission, request.user)
     context = {"submission": submission, "is_owner": request.user == submission.user, "feedback": seen}
+    if request.user.is_staff and submission.is_public and submission.status == Submission.Status.SCORED:
+        context["verification_form"] = VerificationForm(
+            initial={"verified": submission.is_verified, "note": submission.verified_note}
+        )
     if seen.shown is not None:
         context["tables"] = presenters.score_tables(seen.shown)
         if seen.disclosure.breakdowns:

@@ -1,6 +1,7 @@
 // Leaderboard and comparison pages: draw the charts; sort, filter and hide column groups in the browser.
-// The server does the same from the query string (?sort=&order=&q=&weights=&approach=&size=&hide=), in
-// leaderboard/ranking.py, so the page works without JavaScript and every state has a URL, kept up to date.
+// The server does the same from the query string (?sort=&order=&q=&weights=&approach=&size=&verified=1
+// &hide=), in leaderboard/ranking.py, so the page works without JavaScript and every state has a URL, kept
+// up to date.
 (function () {
   "use strict";
 
@@ -86,18 +87,22 @@
   function applyFilters() {
     var words = field("q").value.toLowerCase().split(/\s+/).filter(Boolean);
     var weights = field("weights").value, approach = field("approach").value, size = field("size").value;
+    var verified = field("verified").checked;
     var shown = 0;
     rows().forEach(function (row) {
       var data = row.dataset;
       var ok = words.every(function (word) { return data.text.indexOf(word) !== -1; }) &&
         (!weights || data.weights === weights) &&
         (!approach || data.approach === approach) &&
-        (!size || data.size === size);
+        (!size || data.size === size) &&
+        (!verified || data.verified === "1");
       row.hidden = !ok;
       if (ok) shown += 1;
     });
     if (shownCount) shownCount.textContent = String(shown);
-    setParams({ q: field("q").value.trim(), weights: weights, approach: approach, size: size });
+    setParams({
+      q: field("q").value.trim(), weights: weights, approach: approach, size: size, verified: verified ? "1" : ""
+    });
   }
 
   // Column groups.

@@ -15,7 +15,7 @@ from evaluation.models import BenchmarkVersion
 from evaluation.scoring.score import SCORER_VERSION
 from evaluation.services import version_create_draft
 from leaderboard.models import Baseline
-from leaderboard.services import submission_score
+from leaderboard.services import submission_score, submission_verify
 from tests.evaluation.gold_leaks import assert_no_gold, gold_texts
 from tests.leaderboard.scored import scored_fields
 
@@ -49,6 +49,9 @@ ROW_KEYS = {
     "baseline",
     "source",
     "scorer_version",
+    "verified",
+    "verified_at",
+    "verified_note",
 }
 CSV_COLUMNS = [
     "rank",
@@ -77,6 +80,9 @@ CSV_COLUMNS = [
     "ts_ea",
     "ts_ea_ci95_low",
     "ts_ea_ci95_high",
+    "verified",
+    "verified_at",
+    "verified_note",
 ]
 
 
@@ -153,6 +159,9 @@ def test_a_json_row_carries_the_scores_and_the_model_card(client, ranked):
         "baseline": False,
         "source": "",
         "scorer_version": "1.0.0",
+        "verified": False,
+        "verified_at": None,
+        "verified_note": None,
     }
 
 
@@ -165,6 +174,7 @@ def test_a_baseline_is_exported_as_such(client, ranked):
     assert baseline["ea_ci95"] is None and baseline["ea_strict"] is None
     assert baseline["ts_ea"] is None and baseline["ts_ea_ci95"] is None
     assert baseline["scorer_version"] is None  # not scored here
+    assert (baseline["verified"], baseline["verified_at"], baseline["verified_note"]) == (False, None, None)
     assert (baseline["date"], baseline["source"], baseline["weights"]) == (
         "2024-05-01",
         "Un articolo, 2024.",
@@ -265,6 +275,9 @@ def test_a_csv_row_holds_the_same_values_as_the_json_row(client, ranked):
         "ts_ea": "",
         "ts_ea_ci95_low": "",
         "ts_ea_ci95_high": "",
+        "verified": "false",
+        "verified_at": "",
+        "verified_note": "",
     }
     baseline = read_csv(client.get(csv_url()))[2]
     assert (
@@ -300,6 +313,33 @@ def test_both_exports_carry_ts_ea_and_its_interval_and_leave_it_empty_where_unkn
         str(high),
     )
     assert (old_csv["ts_ea"], old_csv["ts_ea_ci95_low"], old_csv["ts_ea_ci95_high"]) == ("", "", "")
+
+
+def test_both_exports_say_whether_when_and_how_a_row_was_verified(client, ranked, staff):
+    submission_verify(
+        submission=ranked["beta"], verified=True, note="=riprodotto dagli organizzatori", by=staff
+    )
+    today = timezone.localdate().isoformat()
+    rows = {r["model_name"]: r for r in client.get(JSON).json()["rows"]}
+    assert (rows["Beta"]["verified"], rows["Beta"]["verified_at"], rows["Beta"]["verified_note"]) == (
+        True,
+        today,
+        "=riprodotto dagli organizzatori",
+    )
+    assert (rows["Alfa"]["verified"], rows["Alfa"]["verified_at"], rows["Alfa"]["verified_note"]) == (
+        False,
+        None,
+        None,
+    )
+    csv_rows = {r["model_name"]: r for r in read_csv(client.get(csv_url()))}
+    beta = csv_rows["Beta"]
+    # The note is typed by staff, but goes through the same guard against spreadsheet formulas.
+    assert (beta["verified"], beta["verified_at"], beta["verified_note"]) == (
+        "true",
+        today,
+        "'=riprodotto dagli organizzatori",
+    )
+    assert staff.username not in client.get(JSON).content.decode()  # who verified it stays private
 
 
 def test_the_page_links_both_exports(client, ranked):

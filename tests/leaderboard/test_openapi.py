@@ -234,3 +234,11 @@ def test_keys_the_scores_may_lack_are_described_but_not_required(document):
     older = {"ea": 0.5, "ea_strict": 0.5, "ea_ci95": [0.3, 0.7], "n": 4, "excluded": 0}
     assert violations(older, overall, document) == []
     assert violations({"ea": 0.5, "ea_strict": 0.5, "n": 4}, group, document) == []
+
+
+def test_a_row_says_whether_when_and_how_it_was_verified(document):
+    row = component(document, "LeaderboardRow")["properties"]
+    assert row["verified"]["type"] == "boolean"
+    assert row["verified_at"]["type"] == ["string", "null"] and row["verified_at"]["format"] == "date"
+    assert row["verified_note"]["type"] == ["string", "null"]
+    assert "verified_by" not in row

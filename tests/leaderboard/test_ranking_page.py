@@ -12,7 +12,7 @@ from evaluation.models import BenchmarkVersion
 from evaluation.scoring.score import SCORER_VERSION
 from evaluation.services import version_create_draft
 from leaderboard.models import Baseline
-from leaderboard.services import submission_score
+from leaderboard.services import submission_score, submission_verify
 from tests.evaluation.gold_leaks import assert_no_gold, gold_texts
 from tests.leaderboard.scored import scored_fields
 
@@ -291,6 +291,71 @@ def test_filters_by_text_and_tags(client, board, params, expected):
     # Filtered rows are still sent, hidden, so that the browser can show them again without a request.
     assert len(names(response, shown_only=False)) == 5
     assert response.content.decode().count("<tr hidden") == 5 - len(expected)
+
+
+def row_html(response, *names: str) -> dict[str, str]:
+    return {
+        name: html
+        for html in response.content.decode().split("<tr")
+        for name in names
+        if f">{name}</a>" in html
+    }
+
+
+def test_a_verified_row_shows_a_badge_with_its_date_and_note_and_the_others_say_self_reported(
+    client, board, staff
+):
+    submission_verify(submission=board["Beta"], verified=True, note="riprodotto dal codice", by=staff)
+    response = client.get(URL)
+    rows = row_html(response, "Alfa", "Beta")
+    today = timezone.localdate().isoformat()
+    assert (
+        f'class="badge verified" title="Verified on {today}: riprodotto dal codice">verified {today}<'
+        in (rows["Beta"])
+    )
+    assert "self-reported run" not in rows["Beta"]
+    assert "self-reported run" in rows["Alfa"] and "badge verified" not in rows["Alfa"]
+    body = response.content.decode()
+    (baseline,) = [html for html in body.split("<tr") if "Riferimento" in html and 'class="baseline"' in html]
+    assert "self-reported run" not in baseline  # a baseline says what it is instead
+    assert 'id="verified-help"' in body and f'href="{reverse("metrics")}#verified"' in body
+    assert staff.username not in body  # who verified it is for staff only
+
+
+def test_verifying_a_row_shows_at_once_on_the_cached_page(client, board, staff):
+    assert "badge verified" not in client.get(URL).content.decode()  # the page is cached now
+    submission_verify(submission=board["Alfa"], verified=True, note="eseguito da noi", by=staff)
+    assert "badge verified" in row_html(client.get(URL), "Alfa")["Alfa"]
+    submission_verify(submission=board["Alfa"], verified=False, note="", by=staff)
+    assert "self-reported run" in row_html(client.get(URL), "Alfa")["Alfa"]
+
+
+@pytest.mark.parametrize(
+    ("params", "expected"),
+    [
+        ({"verified": "1"}, ["Beta", "Delta"]),
+        ({"verified": "1", "weights": "closed"}, ["Beta"]),
+        ({"verified": "false"}, ["Alfa", "Beta", "Gamma", "Riferimento", "Delta"]),
+        ({"verified": ""}, ["Alfa", "Beta", "Gamma", "Riferimento", "Delta"]),
+    ],
+)
+def test_the_verified_only_filter_keeps_the_verified_runs(client, board, staff, params, expected):
+    for name in ("Beta", "Delta"):
+        submission_verify(submission=board[name], verified=True, note="riprodotto", by=staff)
+    response = client.get(URL, params)
+    assert names(response) == expected
+    assert response.content.decode().count("<tr hidden") == 5 - len(expected)
+    # The browser filters on the same attribute (static/js/leaderboard.js).
+    assert row_html(response, "Beta")["Beta"].count('data-verified="1"') == 1
+    assert 'data-verified=""' in row_html(response, "Alfa")["Alfa"]
+
+
+def test_the_verified_only_box_stays_checked(client, board):
+    assert (
+        '<input type="checkbox" name="verified" value="1" checked>'
+        in client.get(URL, {"verified": "1"}).content.decode()
+    )
+    assert '<input type="checkbox" name="verified" value="1">' in client.get(URL).content.decode()
 
 
 def test_the_filter_form_keeps_what_was_asked(client, board):
