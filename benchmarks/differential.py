@@ -26,15 +26,20 @@ from tests.differential.harness import run_differential, summary_lines
 DEFAULT_REFERENCE_URL = "mysql://root@127.0.0.1:3306/"
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def archive_and_reference(description: str) -> argparse.Namespace:
+    """The arguments of a benchmark judged on MariaDB: `--archive` and `--reference-url`."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument(
         "--archive", type=Path, default=Path(os.environ.get("TERMITE_ARCHIVE", DEFAULT_ARCHIVE))
     )
     parser.add_argument(
         "--reference-url", default=os.environ.get("TERMITE_REFERENCE_MYSQL_URL", DEFAULT_REFERENCE_URL)
     )
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def main() -> None:
+    args = archive_and_reference(__doc__.splitlines()[0])
     started = time.perf_counter()
     name, source = load_source(args.archive)
     with tempfile.TemporaryDirectory(prefix="differential-") as directory:

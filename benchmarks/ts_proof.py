@@ -23,8 +23,6 @@ rule: never SQL, never values.
 
 from __future__ import annotations
 
-import argparse
-import os
 import tempfile
 import time
 from collections import Counter
@@ -33,8 +31,8 @@ from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from benchmarks.differential import DEFAULT_REFERENCE_URL
-from benchmarks.score_speed import DEFAULT_ARCHIVE, load_source
+from benchmarks.differential import archive_and_reference
+from benchmarks.score_speed import load_source
 from evaluation.prepared import PreparedBenchmark
 from evaluation.scoring.dialect import to_sqlite
 from evaluation.scoring.engine_choice import bare_columns_vary, order_dependence
@@ -76,14 +74,7 @@ class Verdicts:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--archive", type=Path, default=Path(os.environ.get("TERMITE_ARCHIVE", DEFAULT_ARCHIVE))
-    )
-    parser.add_argument(
-        "--reference-url", default=os.environ.get("TERMITE_REFERENCE_MYSQL_URL", DEFAULT_REFERENCE_URL)
-    )
-    args = parser.parse_args()
+    args = archive_and_reference(__doc__.splitlines()[0])
     started = time.perf_counter()
     name, source = load_source(args.archive)
     with tempfile.TemporaryDirectory(prefix="ts-proof-") as directory:

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
+
+from evaluation.models import BenchmarkVersion
 
 
 class BenchmarkCommand(BaseCommand):
@@ -11,3 +13,11 @@ class BenchmarkCommand(BaseCommand):
 
     def create_parser(self, prog_name, subcommand, **kwargs):
         return super().create_parser(prog_name, subcommand, conflict_handler="resolve", **kwargs)
+
+    @staticmethod
+    def version_named(label: str) -> BenchmarkVersion:
+        """The version `--version` names; a CommandError when there is none."""
+        version = BenchmarkVersion.objects.filter(label=label).first()
+        if version is None:
+            raise CommandError(f"No benchmark version {label!r}.")
+        return version

@@ -6,7 +6,6 @@ from pathlib import Path
 from django.core.management.base import CommandError
 
 from evaluation.management.commands._base import BenchmarkCommand
-from evaluation.models import BenchmarkVersion
 from evaluation.scoring.vocabulary import DIALECTS
 from evaluation.services import VersionStateError, database_add
 from evaluation.sources import SourceError, database_source_from_files
@@ -29,9 +28,7 @@ class Command(BenchmarkCommand):
         parser.add_argument("--dialect", choices=DIALECTS, default="mysql")
 
     def handle(self, *args, label, dump, questions, schema, slug, display_name, dialect, **options):
-        version = BenchmarkVersion.objects.filter(label=label).first()
-        if version is None:
-            raise CommandError(f"No benchmark version {label!r}.")
+        version = self.version_named(label)
         try:
             database, question_sources = database_source_from_files(
                 dump=_read(dump),

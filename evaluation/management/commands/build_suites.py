@@ -2,10 +2,7 @@ from __future__ import annotations
 
 import os
 
-from django.core.management.base import CommandError
-
 from evaluation.management.commands._base import BenchmarkCommand
-from evaluation.models import BenchmarkVersion
 from evaluation.services import version_build_suites
 
 
@@ -20,9 +17,7 @@ class Command(BenchmarkCommand):
         parser.add_argument("--version", dest="label", required=True, help="Label of a benchmark version")
 
     def handle(self, *args, label, **options):
-        version = BenchmarkVersion.objects.filter(label=label).first()
-        if version is None:
-            raise CommandError(f"No benchmark version {label!r}.")
+        version = self.version_named(label)
         report = version_build_suites(
             version=version, reference_url=os.environ.get("TERMITE_REFERENCE_MYSQL_URL") or None
         )

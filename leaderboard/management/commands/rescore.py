@@ -1,7 +1,4 @@
-from django.core.management.base import CommandError
-
 from evaluation.management.commands._base import BenchmarkCommand
-from evaluation.models import BenchmarkVersion
 from leaderboard.models import Rescoring
 from leaderboard.rescoring import rescoring_start
 
@@ -18,9 +15,7 @@ class Command(BenchmarkCommand):
         parser.add_argument("--reason", choices=Rescoring.Reason.values, default=Rescoring.Reason.SCORER)
 
     def handle(self, *args, label, reason, **options):
-        version = BenchmarkVersion.objects.filter(label=label).first()
-        if version is None:
-            raise CommandError(f"No benchmark version {label!r}.")
+        version = self.version_named(label)
         rescoring = rescoring_start(version=version, reason=reason)
         if rescoring is None:
             self.stdout.write(
