@@ -7,6 +7,8 @@ account's id and a keyed digest of the address the link was sent to. So, as a co
 - it confirms only the address it was sent to: once the account's address changes it is `invalid`;
 - once used, or once the address is confirmed in any other way, it is `already_confirmed` and does nothing;
 - the link shows the account's id but not the address (the digest is keyed, so not guessable either).
+An account that changes its address and back again, within a link's life, finds the old link for that
+address working again: harmless, since going back mails a new link to the same mailbox anyway.
 Reading a token changes nothing: confirming is a POST of the confirm page, which mail scanners, which
 open every link of a message, do not send.
 """
