@@ -147,6 +147,8 @@ def _create(request: HttpRequest) -> JsonResponse:
             upload=services.Upload(name=upload.name, data=upload.read()),
             model_card=form.model_card(),
         )
+    except services.EmailUnconfirmed as problem:
+        return error(403, "email_unconfirmed", str(problem))
     except PredictionFileError as problem:
         return error(400, "invalid_predictions", "The predictions file was refused.", problem.errors)
     except services.QuotaExceeded as problem:

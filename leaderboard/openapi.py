@@ -319,7 +319,19 @@ def openapi_document(*, server_url: str) -> dict:
                         "201": _json(
                             {"$ref": "#/components/schemas/Submission"}, "Accepted and queued for scoring"
                         ),
-                        **_errors(400, 401, 403, 413, 429),
+                        **_errors(
+                            400,
+                            401,
+                            403,
+                            413,
+                            429,
+                            described={
+                                403: "The benchmark version takes no submissions (`version_closed`), or the"
+                                " account signed up and has not confirmed its e-mail address yet"
+                                " (`email_unconfirmed`; the link is in the mail sent at sign-up, and the"
+                                " profile page sends a new one)"
+                            },
+                        ),
                     },
                 },
             },

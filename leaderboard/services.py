@@ -39,6 +39,10 @@ class QuotaExceeded(Exception):
     """The user has used up a submission quota; the message says which and when it frees up."""
 
 
+class EmailUnconfirmed(Exception):
+    """The user signed up and has not confirmed the e-mail address yet: no uploads until then."""
+
+
 @dataclass(frozen=True)
 class Upload:
     name: str
@@ -48,8 +52,18 @@ class Upload:
 def submission_create(*, user, version: BenchmarkVersion, upload: Upload, model_card: dict) -> Submission:
     """Validate the file completely, check the quotas, store the submission, enqueue it after commit.
 
-    Raises PredictionFileError (with every problem and its line) or QuotaExceeded; nothing is stored then.
+    Raises EmailUnconfirmed, PredictionFileError (with every problem and its line) or QuotaExceeded;
+    nothing is stored then.
     """
+    # The one check of the rule, for the form and the API alike: self sign-up confirms its address first.
+    if user.must_confirm_email:
+        raise EmailUnconfirmed(
+            _(
+                "Confirm your e-mail address before your first upload: open the link we sent to %(email)s,"
+                " or ask for a new one on your profile page."
+            )
+            % {"email": user.email}
+        )
     predictions = parse_predictions(
         upload.data,
         filename=upload.name,

@@ -42,6 +42,9 @@ def submission_new(request: HttpRequest) -> HttpResponse:
                     ),
                     model_card=form.model_card(),
                 )
+            except services.EmailUnconfirmed as error:
+                form.add_error(None, str(error))
+                status = 403
             except PredictionFileError as error:
                 for message in error.errors:
                     form.add_error("predictions", message)

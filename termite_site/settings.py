@@ -181,6 +181,10 @@ EMAIL_HOST_USER = env_str("EMAIL_HOST_USER")
 EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD")
 EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "Termite Portal <noreply@localhost>")
+# Where the file back end (django.core.mail.backends.filebased.EmailBackend) writes each message.
+EMAIL_FILE_PATH = env_str("EMAIL_FILE_PATH", str(DATA_DIR / "mail"))
+# How long the link that confirms an e-mail address works; self sign-up must confirm before uploading.
+TERMITE_EMAIL_CONFIRM_DAYS = env_int("TERMITE_EMAIL_CONFIRM_DAYS", 3)
 
 # Production hardening; `manage.py check --deploy` passes with DEBUG off.
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
@@ -198,6 +202,9 @@ X_FRAME_OPTIONS = "DENY"
 LOGIN_RATE_LIMIT_PER_IP = (env_int("TERMITE_LOGIN_LIMIT_PER_IP", 20), 300)
 LOGIN_RATE_LIMIT_PER_ACCOUNT = (env_int("TERMITE_LOGIN_LIMIT_PER_ACCOUNT", 5), 300)
 SIGNUP_RATE_LIMIT_PER_IP = (env_int("TERMITE_SIGNUP_LIMIT_PER_IP", 10), 3600)
+# Confirmation e-mails one account may ask for (a new link, or a change of address): each goes to an
+# address the account chose, so without a limit the site could be made to mail anyone over and over.
+TERMITE_CONFIRM_MAIL_RATE_LIMIT = (env_int("TERMITE_CONFIRM_MAIL_LIMIT_PER_HOUR", 3), 3600)
 
 # Scoring.
 TERMITE_QUERY_TIMEOUT = env_float("TERMITE_QUERY_TIMEOUT", 2.0)

@@ -26,7 +26,14 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 SECURE_SSL_REDIRECT = False
 STORAGES = {**STORAGES, "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}  # noqa: F405
-EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+# Tests never send real mail: it stays in memory, or, where a browser test tells its server to (see
+# tests/e2e/conftest.py), goes to files in EMAIL_FILE_PATH for the test to open the links in it.
+_FILE_MAIL = "django.core.mail.backends.filebased.EmailBackend"
+EMAIL_BACKEND = (
+    _FILE_MAIL
+    if os.environ.get("EMAIL_BACKEND") == _FILE_MAIL
+    else "django.core.mail.backends.locmem.EmailBackend"
+)
 # Tests render pages without running collectstatic; whitenoise warns about a missing folder otherwise.
 WHITENOISE_USE_FINDERS = True
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # noqa: F405

@@ -39,14 +39,21 @@ class LoginForm(AuthenticationForm):
         return cleaned
 
 
-class ProfileForm(forms.ModelForm):
-    class Meta:
-        model = User
-        fields = ("email", "affiliation")
+class ProfileForm(forms.Form):
+    """The account's own fields. Not a ModelForm: saving is user_profile_update's, which must see the
+    address as it was (a new one needs confirming), and a ModelForm writes the new one onto the user."""
+
+    email = User._meta.get_field("email").formfield()
+    affiliation = User._meta.get_field("affiliation").formfield()
+
+    def __init__(self, *args, user: User, **kwargs) -> None:
+        kwargs.setdefault("initial", {"email": user.email, "affiliation": user.affiliation})
+        super().__init__(*args, **kwargs)
+        self.user = user
 
     def clean_email(self) -> str:
         email = self.cleaned_data["email"].strip()
-        if User.objects.filter(email__iexact=email).exclude(pk=self.instance.pk).exists():
+        if User.objects.filter(email__iexact=email).exclude(pk=self.user.pk).exists():
             raise forms.ValidationError(_("An account with this e-mail address already exists."))
         return email
 

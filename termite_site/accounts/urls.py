@@ -15,6 +15,8 @@ urlpatterns = [
     path("login/", views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("profile/", views.profile, name="profile"),
+    path("confirm/resend/", views.email_confirmation_resend, name="email_confirmation_resend"),
+    path("confirm/<str:token>/", views.email_confirm, name="email_confirm"),
     path("tokens/", views.token_create, name="token_create"),
     path("tokens/<int:token_id>/revoke/", views.token_revoke, name="token_revoke"),
     path(

@@ -8,12 +8,14 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import NON_FIELD_ERRORS
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_http_methods, require_POST
 
 from termite_site import ratelimit
+from termite_site.accounts import services
+from termite_site.accounts.confirmation import LinkState, read_token
 from termite_site.accounts.forms import ApiTokenForm, LoginForm, ProfileForm, SignupForm
-from termite_site.accounts.services import api_token_create
 
 
 class LoginView(auth_views.LoginView):
@@ -39,28 +41,98 @@ def signup(request: HttpRequest) -> HttpResponse:
             form.add_error(None, _("Too many sign-ups from your address. Try again later."))
             return render(request, "accounts/signup.html", {"form": form}, status=429)
         if form.is_valid():
-            user = form.save()
+            user = services.user_sign_up(
+                username=form.cleaned_data["username"],
+                email=form.cleaned_data["email"],
+                password=form.cleaned_data["password1"],
+                affiliation=form.cleaned_data["affiliation"],
+                site_url=_site_url(request),
+            )
             login(request, user, backend="django.contrib.auth.backends.ModelBackend")
             messages.success(request, _("Welcome to Termite Portal, %(name)s.") % {"name": user.username})
+            messages.info(
+                request,
+                _(
+                    "We have sent a link to %(email)s: open it to confirm your address before your first upload."
+                )
+                % {"email": user.email},
+            )
             return redirect("accounts:profile")
     return render(request, "accounts/signup.html", {"form": form})
 
 
 @login_required
 def profile(request: HttpRequest) -> HttpResponse:
-    form = ProfileForm(request.POST or None, instance=request.user)
+    form = ProfileForm(request.POST or None, user=request.user)
+    status = 200
     if request.method == "POST" and form.is_valid():
-        form.save()
-        messages.success(request, _("Your profile was saved."))
-        return redirect("accounts:profile")
-    return _render_profile(request, profile_form=form)
+        try:
+            new_address = services.user_profile_update(
+                user=request.user,
+                email=form.cleaned_data["email"],
+                affiliation=form.cleaned_data["affiliation"],
+                site_url=_site_url(request),
+            )
+        except services.TooManyConfirmationMails as problem:
+            form.add_error("email", str(problem))
+            status = 429
+        else:
+            messages.success(request, _("Your profile was saved."))
+            if new_address:
+                messages.info(
+                    request,
+                    _("We have sent a link to %(email)s: open it to confirm your new address.")
+                    % {"email": request.user.email},
+                )
+            return redirect("accounts:profile")
+    return _render_profile(request, status=status, profile_form=form)
 
 
-def _render_profile(request: HttpRequest, **context) -> HttpResponse:
-    context.setdefault("profile_form", ProfileForm(instance=request.user))
+def _render_profile(request: HttpRequest, *, status: int = 200, **context) -> HttpResponse:
+    context.setdefault("profile_form", ProfileForm(user=request.user))
     context.setdefault("token_form", ApiTokenForm())
     context["tokens"] = request.user.api_tokens.all()
-    return render(request, "accounts/profile.html", context)
+    return render(request, "accounts/profile.html", context, status=status)
+
+
+def _site_url(request: HttpRequest) -> str:
+    """Scheme and host of this request, for links in e-mails (the host is one ALLOWED_HOSTS accepts)."""
+    return request.build_absolute_uri("/").rstrip("/")
+
+
+@login_required
+@require_POST
+def email_confirmation_resend(request: HttpRequest) -> HttpResponse:
+    if request.user.email_confirmed:
+        messages.info(request, _("Your e-mail address is already confirmed."))
+    else:
+        try:
+            services.email_confirmation_resend(user=request.user, site_url=_site_url(request))
+        except services.TooManyConfirmationMails as problem:
+            return _render_profile(request, status=429, confirmation_error=str(problem))
+        messages.success(request, _("A new link is on its way to %(email)s.") % {"email": request.user.email})
+    back = request.POST.get("next", "")
+    safe = url_has_allowed_host_and_scheme(
+        back, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    )
+    return redirect(back if safe else "accounts:profile")
+
+
+# A link that cannot confirm answers with an error status, so that the failure shows in logs too.
+_CONFIRM_STATUS = {LinkState.INVALID: 400, LinkState.EXPIRED: 410}
+
+
+@require_http_methods(["GET", "POST"])
+def email_confirm(request: HttpRequest, token: str) -> HttpResponse:
+    """The page a confirmation link opens. Opening it confirms nothing: mail scanners open links too; the
+    page's button POSTs, and that confirms. Anyone holding the link may, logged in or not."""
+    link = services.email_confirm(token=token) if request.method == "POST" else read_token(token)
+    return render(
+        request,
+        "accounts/email_confirm.html",
+        {"link": link, "state": link.state.value, "days": settings.TERMITE_EMAIL_CONFIRM_DAYS},
+        status=_CONFIRM_STATUS.get(link.state, 200),
+    )
 
 
 @login_required
@@ -69,7 +141,7 @@ def token_create(request: HttpRequest) -> HttpResponse:
     form = ApiTokenForm(request.POST)
     if not form.is_valid():
         return _render_profile(request, token_form=form)
-    _token, raw = api_token_create(user=request.user, name=form.cleaned_data["name"])
+    _token, raw = services.api_token_create(user=request.user, name=form.cleaned_data["name"])
     # Rendered, not redirected: the raw token must not travel through the session or a URL.
     return _render_profile(request, new_token=raw)
 

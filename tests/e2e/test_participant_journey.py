@@ -1,4 +1,5 @@
-"""In a real browser: sign up, log in, download the bundle, upload, watch it get scored, see the chart."""
+"""In a real browser: sign up, confirm the address, log in, download the bundle, upload, watch it get scored,
+see the chart."""
 
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ from tests.demo import demo_gold, predictions_jsonl
 pytestmark = pytest.mark.browser
 
 
-def test_a_visitor_signs_up_submits_and_watches_the_results_arrive(live_portal, page, screenshot, tmp_path):
+def test_a_visitor_signs_up_submits_and_watches_the_results_arrive(
+    live_portal, page, screenshot, tmp_path, confirmation_links
+):
     demo_benchmark_load()
     page.goto(live_portal)
     page.click("text=Sign up")
@@ -25,6 +28,14 @@ def test_a_visitor_signs_up_submits_and_watches_the_results_arrive(live_portal, 
     page.fill("#id_password2", "una-passphrase-lunga-17")
     page.click("button:has-text('Sign up')")
     page.wait_for_url("**/accounts/profile/")
+
+    # No upload before the address is confirmed: the upload page says so, and the mail holds the link.
+    page.goto(f"{live_portal}/submissions/new/")
+    assert page.is_visible("#email-confirmation") and not page.is_visible("#id_predictions")
+    (link,) = confirmation_links("giulia@example.org")
+    page.goto(link)
+    page.click("#confirmation button:has-text('Confirm')")
+    page.wait_for_selector("#confirmation[data-state='confirmed']")
 
     page.click("button:has-text('Log out')")
     page.click("text=Log in")

@@ -26,6 +26,8 @@ def every_form(version, question, token_id, submission_id) -> list[str]:
         reverse("accounts:login"),
         reverse("accounts:logout"),
         reverse("accounts:profile"),
+        reverse("accounts:email_confirmation_resend"),
+        reverse("accounts:email_confirm", args=["any-token"]),
         reverse("accounts:token_create"),
         reverse("accounts:token_revoke", args=[token_id]),
         reverse("accounts:password_change"),
