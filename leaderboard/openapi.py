@@ -131,6 +131,17 @@ _SUBMISSION = {
         "id": {"type": "integer"},
         "status": {"type": "string", "enum": Submission.Status.values},
         "model_name": {"type": "string"},
+        "team": {
+            "oneOf": [
+                {"type": "null"},
+                {
+                    "type": "object",
+                    "required": ["name", "slug"],
+                    "properties": {"name": {"type": "string"}, "slug": {"type": "string"}},
+                },
+            ],
+            "description": "The team it was made on behalf of; null for none.",
+        },
         "public": {"type": "boolean"},
         "receipt": {"type": ["object", "null"]},
         "error": {"type": ["string", "null"]},
@@ -301,7 +312,11 @@ def openapi_document(*, server_url: str) -> dict:
                                             "description": "Default: the latest published",
                                         },
                                         "public": {"type": "boolean"},
-                                        "team": {"type": "string"},
+                                        "team": {
+                                            "type": "string",
+                                            "description": "The slug of one of your teams, to submit on its"
+                                            " behalf (it counts towards the team's quota too); default: none",
+                                        },
                                         "description": {"type": "string"},
                                         "model_size": {"type": "string"},
                                         "weights": {"type": "string", "enum": Weights.values},
@@ -319,7 +334,17 @@ def openapi_document(*, server_url: str) -> dict:
                         "201": _json(
                             {"$ref": "#/components/schemas/Submission"}, "Accepted and queued for scoring"
                         ),
-                        **_errors(400, 401, 403, 413, 429),
+                        **_errors(
+                            400,
+                            401,
+                            403,
+                            413,
+                            429,
+                            described={
+                                403: "The benchmark version takes no submissions (`version_closed`), or you"
+                                " left the team meanwhile (`not_a_member`)"
+                            },
+                        ),
                     },
                 },
             },
