@@ -35,7 +35,7 @@ class SubmissionForm(forms.ModelForm):
     code_url = forms.URLField(label=_("Code URL"), required=False, assume_scheme="https")
     # Among the uploader's teams, by slug (the API sends the slug too); none by default.
     team = forms.ModelChoiceField(
-        label=_("On behalf of"),
+        label=_("Team"),
         queryset=Team.objects.none(),
         to_field_name="slug",
         required=False,

@@ -151,11 +151,13 @@ def team_invitation_create(*, team: Team, by: User) -> tuple[TeamInvitation, str
     """A new invitation link's record and its token, which is never retrievable again. Owners only."""
     _require_owner(team, by)
     raw = TeamInvitation.generate()
+    now = timezone.now()
     invitation = TeamInvitation.objects.create(
         team=team,
         created_by=by,
         token_hash=hash_token(raw),
-        expires_at=timezone.now() + timedelta(days=settings.TERMITE_TEAM_INVITATION_DAYS),
+        created_at=now,
+        expires_at=now + timedelta(days=settings.TERMITE_TEAM_INVITATION_DAYS),
     )
     return invitation, raw
 
