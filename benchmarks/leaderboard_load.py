@@ -22,12 +22,13 @@ def seed(count: int) -> str:
 
     from evaluation.services import demo_benchmark_load
     from leaderboard.models import Submission
-    from termite_site.accounts.models import User
+    from termite_site.accounts.models import Team, User
 
     version = demo_benchmark_load()
     users = User.objects.bulk_create(
         User(username=f"ricercatore{n}", email=f"r{n}@example.org", password="!") for n in range(50)
     )
+    teams = Team.objects.bulk_create(Team(name=f"Gruppo {n}", slug=f"gruppo-{n}") for n in range(37))
     rng = random.Random(7)
     rows = []
     for n in range(count):
@@ -58,7 +59,7 @@ def seed(count: int) -> str:
                 user=users[n % len(users)],
                 version=version,
                 model_name=f"Modello {n}",
-                team=f"Gruppo {n % 37}",
+                team=teams[n % 37],
                 predictions={},
                 file_name="p.jsonl",
                 file_sha256="0" * 64,

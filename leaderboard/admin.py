@@ -49,6 +49,7 @@ class SubmissionAdmin(admin.ModelAdmin):
         "pk",
         "model_name",
         "user",
+        "team",
         "version",
         "status",
         "ea",
@@ -66,7 +67,8 @@ class SubmissionAdmin(admin.ModelAdmin):
         "is_flagged",
         ("verified_at", admin.EmptyFieldListFilter),
     )
-    search_fields = ("model_name", "team", "user__username")
+    list_select_related = ("user", "team", "version")
+    search_fields = ("model_name", "team__name", "team__slug", "user__username")
     fields = (
         ("is_hidden", "is_flagged"),
         "moderation_reason",

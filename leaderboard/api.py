@@ -75,6 +75,7 @@ def submission_json(request: HttpRequest, submission: Submission) -> dict:
         "id": submission.pk,
         "status": seen.status,
         "model_name": submission.model_name,
+        "team": {"name": submission.team.name, "slug": submission.team.slug} if submission.team else None,
         "public": submission.is_public,
         "receipt": submission.receipt if seen.disclosure.own_queries else None,
         "error": seen.failure or None,
@@ -104,7 +105,7 @@ def _form_errors(form) -> list[str]:
 @token_required
 def submissions(request: HttpRequest) -> JsonResponse:
     if request.method == "GET":
-        own = request.user.submissions.filter(withdrawn_at__isnull=True).select_related("version")
+        own = request.user.submissions.filter(withdrawn_at__isnull=True).select_related("version", "team")
         return JsonResponse({"submissions": [submission_json(request, s) for s in own]})
     if request.method == "POST":
         return _create(request)
@@ -137,7 +138,7 @@ def _create(request: HttpRequest) -> JsonResponse:
             "too_large",
             f"predictions: the file is larger than {settings.TERMITE_MAX_UPLOAD_BYTES // 1024} KB",
         )
-    form = SubmissionForm(data, request.FILES)
+    form = SubmissionForm(data, request.FILES, user=request.user)
     if not form.is_valid():
         return error(400, "invalid", "Invalid submission.", _form_errors(form))
     try:
@@ -146,11 +147,14 @@ def _create(request: HttpRequest) -> JsonResponse:
             version=form.cleaned_data["version"],
             upload=services.Upload(name=upload.name, data=upload.read()),
             model_card=form.model_card(),
+            team=form.cleaned_data["team"],
         )
     except services.EmailUnconfirmed as problem:
         return error(403, "email_unconfirmed", str(problem))
     except PredictionFileError as problem:
         return error(400, "invalid_predictions", "The predictions file was refused.", problem.errors)
+    except services.NotTeamMember as problem:
+        return error(403, "not_a_member", str(problem))
     except services.QuotaExceeded as problem:
         return error(429, "quota_exceeded", str(problem))
     submission.refresh_from_db()
@@ -162,7 +166,9 @@ def _create(request: HttpRequest) -> JsonResponse:
 @require_GET
 @token_required
 def submission_detail(request: HttpRequest, pk: int) -> JsonResponse:
-    submission = Submission.objects.visible_to(request.user).filter(pk=pk).select_related("version").first()
+    submission = (
+        Submission.objects.visible_to(request.user).filter(pk=pk).select_related("version", "team").first()
+    )
     if submission is None:
         return error(404, "not_found", f"No submission {pk}.")
     return JsonResponse(submission_json(request, submission))

@@ -1,12 +1,14 @@
 from django.apps import AppConfig
 
 from evaluation.signals import version_published
+from termite_site.accounts.signals import team_renamed
 
 
 class LeaderboardConfig(AppConfig):
     name = "leaderboard"
 
     def ready(self) -> None:
-        from leaderboard.rescoring import carry_on_publish  # noqa: PLC0415 (models load after the app registry)
+        from leaderboard import rescoring, services  # noqa: PLC0415 (models load after the app registry)
 
-        version_published.connect(carry_on_publish, dispatch_uid="leaderboard-carry-on-publish")
+        version_published.connect(rescoring.carry_on_publish, dispatch_uid="leaderboard-carry-on-publish")
+        team_renamed.connect(services.team_renamed_receiver, dispatch_uid="leaderboard-team-renamed")

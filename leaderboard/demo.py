@@ -1,6 +1,6 @@
 """The demo content a new portal starts with (`manage.py load_demo`, run by `python3 dev.py start`): a demo
-admin, the demo benchmark (built by evaluation from its own files) and three scored public submissions,
-so that the leaderboard shows something. Loading it again changes nothing.
+admin, the demo benchmark (built by evaluation from its own files) and three scored public submissions made
+on behalf of two demo teams, so that the leaderboard shows something. Loading it again changes nothing.
 """
 
 from __future__ import annotations
@@ -21,9 +21,13 @@ from evaluation.sources import DEMO_DATABASES, DEMO_DIR
 from leaderboard.models import Rescoring, Submission
 from leaderboard.rescoring import rescoring_start
 from leaderboard.services import submission_score
+from termite_site.accounts.models import Team
+from termite_site.accounts.services import team_create
 
 DEMO_ADMIN = "admin"
 DEMO_SUBMITTER = "demo"
+# The demo teams; the demo submitter owns both.
+DEMO_TEAMS = ("Termite Portal demo", "Laboratorio demo")
 
 
 @dataclass(frozen=True)
@@ -111,19 +115,21 @@ def demo_submissions_load(*, version: BenchmarkVersion) -> int:
         return 0
     gold = demo_gold()
     easy = set(version.questions.filter(hardness="easy").values_list("public_id", flat=True))
+    portal, lab = (_demo_team(user=user, name=name) for name in DEMO_TEAMS)
     systems = {
-        "Oracolo (the demo's own answers)": gold,
-        "Metà e metà": {
-            qid: gold[qid] if n % 2 == 0 else _wrong_answer(qid) for n, qid in enumerate(sorted(gold))
-        },
-        "Solo domande facili": {qid: sql for qid, sql in gold.items() if qid in easy},
+        "Oracolo (the demo's own answers)": (portal, gold),
+        "Metà e metà": (
+            portal,
+            {qid: gold[qid] if n % 2 == 0 else _wrong_answer(qid) for n, qid in enumerate(sorted(gold))},
+        ),
+        "Solo domande facili": (lab, {qid: sql for qid, sql in gold.items() if qid in easy}),
     }
-    for model_name, predictions in systems.items():
+    for model_name, (team, predictions) in systems.items():
         submission = Submission.objects.create(
             user=user,
             version=version,
             model_name=model_name,
-            team="Termite Portal demo",
+            team=team,
             is_public=True,
             predictions=predictions,
             file_name="demo.jsonl",
@@ -134,3 +140,10 @@ def demo_submissions_load(*, version: BenchmarkVersion) -> int:
         )
         submission_score(submission_id=submission.pk)
     return len(systems)
+
+
+def _demo_team(*, user, name: str) -> Team:
+    # A team of that name may be there already, from a demo loaded before teams existed (the migration
+    # made its text team a team): it is taken as it is.
+    team = Team.objects.filter(name__iexact=name).first()
+    return team if team is not None else team_create(user=user, name=name)

@@ -26,7 +26,19 @@ class LeaderboardRowJSON(TypedDict):
     ]
     submission_id: Annotated[int | None, Schema(description="null for baselines")]
     model_name: str
-    team: str
+    team: Annotated[
+        str,
+        Schema(
+            description="A submission's team's name (empty for none), or the authors a baseline's paper names"
+        ),
+    ]
+    team_slug: Annotated[
+        str | None,
+        Schema(
+            description="The slug of a submission's team, as in the ranking's ?team= filter and the team's"
+            " page; null for none and for baselines"
+        ),
+    ]
     date: Annotated[str, Schema(format="date", description="Submitted, or published for a baseline")]
     ea: Fraction
     ea_strict: Fraction | None
@@ -101,6 +113,7 @@ def json_row(row: Row) -> LeaderboardRowJSON:
         "submission_id": row.submission_id,
         "model_name": row.model_name,
         "team": row.team,
+        "team_slug": row.team_slug or None,
         "date": row.date.isoformat(),
         "ea": row.ea,
         "ea_strict": row.ea_strict,
@@ -151,6 +164,7 @@ def csv_header(board: Leaderboard) -> list[str]:
         "verified",
         "verified_at",
         "verified_note",
+        "team_slug",
     ]
 
 
@@ -188,6 +202,7 @@ def csv_text(board: Leaderboard) -> str:
                 "true" if row.verified else "false",
                 row.verified_at.isoformat() if row.verified_at else "",
                 _text(row.verified_note),
+                _text(row.team_slug),
             ]
         )
     return out.getvalue()

@@ -3,6 +3,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django import forms
+from django.db.models.functions import Lower
 from django.utils.html import escape
 from django.utils.translation import gettext_lazy as _
 
@@ -10,6 +11,7 @@ from evaluation.models import BenchmarkVersion
 from leaderboard.model_card import Approach, Weights
 from leaderboard.models import Submission
 from leaderboard.ranking import COLUMN_GROUPS
+from termite_site.accounts.models import Team
 
 
 class SubmissionForm(forms.ModelForm):
@@ -31,18 +33,35 @@ class SubmissionForm(forms.ModelForm):
 
     paper_url = forms.URLField(label=_("Paper URL"), required=False, assume_scheme="https")
     code_url = forms.URLField(label=_("Code URL"), required=False, assume_scheme="https")
+    # Among the uploader's teams, by slug (the API sends the slug too); none by default.
+    team = forms.ModelChoiceField(
+        label=_("Team"),
+        queryset=Team.objects.none(),
+        to_field_name="slug",
+        required=False,
+        empty_label=_("none: just me"),
+        help_text=_("One of your teams: the leaderboard shows it, and it counts towards the team's quota."),
+        error_messages={
+            "invalid_choice": _(
+                "You are not a member of a team “%(value)s”: choose one of your teams, or none."
+            )
+        },
+    )
 
     class Meta:
         model = Submission
         fields = Submission.MODEL_CARD_FIELDS
         widgets = {"description": forms.Textarea(attrs={"rows": 3})}
 
+    field_order = ("model_name", "team")
+
     # Choices a script may leave out; they take the model card's defaults.
     DEFAULTED = ("weights", "approach", "dialect")
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, user, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["version"].initial = BenchmarkVersion.objects.latest_published()
+        self.fields["team"].queryset = user.teams.order_by(Lower("name"))
         for name in self.DEFAULTED:
             self.fields[name].required = False
 
@@ -96,6 +115,7 @@ class RankingView:
     approach: str = ""
     size: str = ""
     verified: bool = False
+    team: str = ""
     sort: str = "rank"
     descending: bool = False
     hidden: tuple[str, ...] = ()
@@ -108,17 +128,19 @@ class RankingView:
             "approach": self.approach,
             "size": self.size,
             "verified": self.verified,
+            "team": self.team,
         }
 
 
 class RankingForm(forms.Form):
-    """The leaderboard's query string: ?q=&weights=&approach=&size=&verified=1&sort=&order=&hide=."""
+    """The leaderboard's query string: ?q=&weights=&approach=&size=&verified=1&team=&sort=&order=&hide=."""
 
     q = forms.CharField(required=False, max_length=100)
     weights = forms.ChoiceField(required=False, choices=[("", ""), *Weights.choices])
     approach = forms.ChoiceField(required=False, choices=[("", ""), *Approach.choices])
     size = forms.CharField(required=False, max_length=40)
     verified = forms.BooleanField(required=False)
+    team = forms.SlugField(required=False, max_length=140)
     sort = forms.ChoiceField(required=False)
     order = forms.ChoiceField(required=False, choices=[("asc", "asc"), ("desc", "desc")])
     hide = forms.MultipleChoiceField(required=False, choices=list(COLUMN_GROUPS.items()))
@@ -136,6 +158,7 @@ class RankingForm(forms.Form):
             approach=data.get("approach", ""),
             size=data.get("size", "").strip(),
             verified=bool(data.get("verified")),
+            team=data.get("team", ""),
             sort=data.get("sort", "rank"),
             descending=data.get("order") == "desc",
             hidden=tuple(group for group in COLUMN_GROUPS if group in data.get("hide", ())),

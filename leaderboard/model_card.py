@@ -22,10 +22,10 @@ class Approach(models.TextChoices):
 
 
 class ModelCard(models.Model):
-    """The fields a submission and a baseline share."""
+    """The fields a submission and a baseline share. Not the team: a submission's is a team of this portal
+    (`Submission.team`), a baseline's the authors named in its paper (`Baseline.team`)."""
 
     model_name = models.CharField(_("model name"), max_length=120)
-    team = models.CharField(_("team"), max_length=120, blank=True)
     model_size = models.CharField(_("model size"), max_length=40, blank=True, help_text=_("e.g. 7B, 70B"))
     weights = models.CharField(_("weights"), max_length=10, choices=Weights.choices, default=Weights.UNKNOWN)
     approach = models.CharField(

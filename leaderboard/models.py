@@ -14,6 +14,7 @@ from django.utils.translation import gettext_lazy as _
 from evaluation.models import BenchmarkVersion, Dialect
 from evaluation.scoring.scores_json import ScoresJSON
 from leaderboard.model_card import ModelCard
+from termite_site.accounts.models import Team
 
 
 class SubmissionQuerySet(models.QuerySet):
@@ -60,6 +61,17 @@ class Submission(ModelCard):
         FAILED = "failed", _("failed")
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="submissions")
+    # The team it was made on behalf of, of which the uploader was a member then (services.submission_create).
+    # PROTECT: a team with submissions cannot be deleted, since they are credited to it (and counted
+    # towards its quota); SET_NULL would silently make them nobody's.
+    team = models.ForeignKey(
+        Team,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="submissions",
+        verbose_name=_("team"),
+    )
     version = models.ForeignKey(BenchmarkVersion, on_delete=models.PROTECT, related_name="submissions")
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
 
@@ -126,10 +138,10 @@ class Submission(ModelCard):
 
     objects = SubmissionQuerySet.as_manager()
 
-    # What the uploader says about the system, in the order the form asks for it.
+    # What the uploader says about the system, in the order the form asks for it (the team is who
+    # submitted, not what: it is checked and stored apart).
     MODEL_CARD_FIELDS = (
         "model_name",
-        "team",
         "description",
         "model_size",
         "weights",
@@ -338,6 +350,8 @@ class Baseline(ModelCard):
     """
 
     version = models.ForeignKey(BenchmarkVersion, on_delete=models.PROTECT, related_name="baselines")
+    # The authors as the paper names them: text, not a team of this portal.
+    team = models.CharField(_("team"), max_length=120, blank=True)
     per_database = models.JSONField(
         _("EA per database"),
         default=dict,

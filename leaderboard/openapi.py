@@ -131,6 +131,17 @@ _SUBMISSION = {
         "id": {"type": "integer"},
         "status": {"type": "string", "enum": Submission.Status.values},
         "model_name": {"type": "string"},
+        "team": {
+            "oneOf": [
+                {"type": "null"},
+                {
+                    "type": "object",
+                    "required": ["name", "slug"],
+                    "properties": {"name": {"type": "string"}, "slug": {"type": "string"}},
+                },
+            ],
+            "description": "The team it was made on behalf of; null for none.",
+        },
         "public": {"type": "boolean"},
         "receipt": {"type": ["object", "null"]},
         "error": {"type": ["string", "null"]},
@@ -301,7 +312,11 @@ def openapi_document(*, server_url: str) -> dict:
                                             "description": "Default: the latest published",
                                         },
                                         "public": {"type": "boolean"},
-                                        "team": {"type": "string"},
+                                        "team": {
+                                            "type": "string",
+                                            "description": "The slug of one of your teams, to submit on its"
+                                            " behalf (it counts towards the team's quota too); default: none",
+                                        },
                                         "description": {"type": "string"},
                                         "model_size": {"type": "string"},
                                         "weights": {"type": "string", "enum": Weights.values},
@@ -326,10 +341,11 @@ def openapi_document(*, server_url: str) -> dict:
                             413,
                             429,
                             described={
-                                403: "The benchmark version takes no submissions (`version_closed`), or the"
+                                403: "The benchmark version takes no submissions (`version_closed`), the"
                                 " account signed up and has not confirmed its e-mail address yet"
                                 " (`email_unconfirmed`; the link is in the mail sent at sign-up, and the"
-                                " profile page sends a new one)"
+                                " profile page sends a new one), or you left the team meanwhile"
+                                " (`not_a_member`)"
                             },
                         ),
                     },

@@ -1,4 +1,5 @@
-"""The public leaderboard: the ranking page, its CSV export and the comparison of two submissions.
+"""The public leaderboard: the ranking page, its CSV export, a team's page and the comparison of two
+submissions.
 
 These pages are public and indexable. The ranking page and the CSV read from the cache (see
 leaderboard/ranking.py), so once warm they cost one query whatever the number of submissions.
@@ -9,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import cast
 
+from django.contrib.auth.models import AnonymousUser
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.template.loader import get_template
@@ -23,6 +25,7 @@ from leaderboard import charts, exports, feedback, presenters, ranking, selector
 from leaderboard.forms import CompareForm, RankingForm, RankingView
 from leaderboard.model_card import Approach, Weights
 from leaderboard.models import Submission
+from termite_site.accounts.models import Team
 
 
 @dataclass(frozen=True)
@@ -202,3 +205,24 @@ def _compare_picker(request: HttpRequest, form: CompareForm, *, status: int) -> 
             if s.pk not in listed and feedback.visible_status(s, request.user) == Submission.Status.SCORED
         ]
     return render(request, "leaderboard/compare.html", {"form": form, "choices": choices}, status=status)
+
+
+@require_GET
+def team(request: HttpRequest, slug: str) -> HttpResponse:
+    """A team's public page: its members' usernames and its public submissions, as anyone sees them
+    (a member's private submissions stay theirs alone, even here)."""
+    team = get_object_or_404(Team, slug=slug)
+    public = (
+        Submission.objects.visible_to(AnonymousUser())
+        .filter(team=team)
+        .select_related("version")
+        .defer("predictions", "outcomes")
+        .order_by("-created_at", "-pk")
+    )
+    context = {
+        "team": team,
+        "members": team.memberships.select_related("user").order_by("joined_at", "pk"),
+        "rows": [(submission, feedback.feedback_for(submission, AnonymousUser())) for submission in public],
+        "is_member": team.has_member(request.user),
+    }
+    return render(request, "leaderboard/team.html", context)

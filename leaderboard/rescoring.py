@@ -177,6 +177,7 @@ def version_carry_submissions(*, version: BenchmarkVersion) -> list[Submission]:
                 continue
             copy = Submission(
                 user_id=origin.user_id,
+                team_id=origin.team_id,
                 version=version,
                 carried_from=origin,
                 predictions={qid: sql for qid, sql in origin.predictions.items() if qid in known},

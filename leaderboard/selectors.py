@@ -4,11 +4,13 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from evaluation.models import BenchmarkVersion
 from leaderboard import feedback
 from leaderboard.models import Rescoring, Submission, SubmissionQuota
+from termite_site.accounts.models import Team
 
 QUOTA_WINDOW = timedelta(hours=24)
 
@@ -29,14 +31,44 @@ class Quota:
 
 
 def quota_for(*, user, version: BenchmarkVersion, now: datetime | None = None) -> Quota:
-    now = now or timezone.now()
+    """A user's quota: their own limits if staff set some, else the site's."""
     own = SubmissionQuota.objects.filter(user=user).first()
-    counted = Submission.objects.filter(user=user).counting_towards_quota()
+    return _quota(
+        Submission.objects.filter(user=user),
+        per_day=own.per_day if own else settings.TERMITE_DAILY_QUOTA,
+        per_version=own.per_version if own else settings.TERMITE_VERSION_QUOTA,
+        version=version,
+        now=now,
+    )
+
+
+def team_quota_for(*, team: Team, version: BenchmarkVersion, now: datetime | None = None) -> Quota:
+    """A team's quota (TERMITE_TEAM_QUOTAS): the site's limits, over every submission made on its behalf,
+    whoever uploaded it, so that adding accounts to a team does not add to what it may submit."""
+    return _quota(
+        Submission.objects.filter(team=team),
+        per_day=settings.TERMITE_DAILY_QUOTA,
+        per_version=settings.TERMITE_VERSION_QUOTA,
+        version=version,
+        now=now,
+    )
+
+
+def _quota(
+    submissions: QuerySet[Submission],
+    *,
+    per_day: int,
+    per_version: int,
+    version: BenchmarkVersion,
+    now: datetime | None,
+) -> Quota:
+    now = now or timezone.now()
+    counted = submissions.counting_towards_quota()
     window = counted.filter(created_at__gte=now - QUOTA_WINDOW)
     oldest = window.order_by("created_at").values_list("created_at", flat=True).first()
     return Quota(
-        per_day=own.per_day if own else settings.TERMITE_DAILY_QUOTA,
-        per_version=own.per_version if own else settings.TERMITE_VERSION_QUOTA,
+        per_day=per_day,
+        per_version=per_version,
         used_today=window.count(),
         used_for_version=counted.filter(version=version).count(),
         next_free_at=oldest + QUOTA_WINDOW if oldest else None,

@@ -26,6 +26,7 @@ from evaluation.selectors import question_ids_by_database
 from leaderboard import liveness, ranking, selectors
 from leaderboard.models import Submission
 from leaderboard.queue import scoring_queue
+from termite_site.accounts.models import Team
 
 logger = logging.getLogger(__name__)
 
@@ -36,7 +37,11 @@ SCORE_JOB = "leaderboard.jobs.score_submission"
 
 
 class QuotaExceeded(Exception):
-    """The user has used up a submission quota; the message says which and when it frees up."""
+    """The user, or the team, has used up a submission quota; the message says which and when it frees up."""
+
+
+class NotTeamMember(Exception):
+    """The uploader is not a member of the team the submission would be made on behalf of."""
 
 
 class EmailUnconfirmed(Exception):
@@ -49,11 +54,15 @@ class Upload:
     data: bytes
 
 
-def submission_create(*, user, version: BenchmarkVersion, upload: Upload, model_card: dict) -> Submission:
-    """Validate the file completely, check the quotas, store the submission, enqueue it after commit.
+def submission_create(
+    *, user, version: BenchmarkVersion, upload: Upload, model_card: dict, team: Team | None = None
+) -> Submission:
+    """Validate the file completely, check the team and the quotas, store the submission, enqueue it after
+    commit. With `team`, the submission is made on its behalf: the uploader must be a member, and it counts
+    towards the team's quotas as well as the uploader's (TERMITE_TEAM_QUOTAS).
 
-    Raises EmailUnconfirmed, PredictionFileError (with every problem and its line) or QuotaExceeded;
-    nothing is stored then.
+    Raises EmailUnconfirmed, PredictionFileError (with every problem and its line), NotTeamMember or
+    QuotaExceeded; nothing is stored then.
     """
     # The one check of the rule, for the form and the API alike: self sign-up confirms its address first.
     if user.must_confirm_email:
@@ -72,13 +81,27 @@ def submission_create(*, user, version: BenchmarkVersion, upload: Upload, model_
         max_sql_chars=settings.TERMITE_MAX_SQL_CHARS,
     )
     with transaction.atomic():
-        # Serialise one user's uploads so that two at once cannot both squeeze under the quota: the user's
-        # row lock on PostgreSQL; on SQLite, where select_for_update() does nothing, the transaction itself,
-        # which begins IMMEDIATE there (see DATABASES in settings) and so holds the only write lock.
+        # Serialise one user's uploads, and one team's, so that two at once cannot both squeeze under a
+        # quota: the rows' locks on PostgreSQL (the user's first, then the team's: always in this order, so
+        # two uploads never wait for each other); on SQLite, where select_for_update() does nothing, the
+        # transaction itself, which begins IMMEDIATE there (see DATABASES in settings) and so holds the
+        # only write lock.
         get_user_model().objects.select_for_update().filter(pk=user.pk).first()
-        _check_quota(user=user, version=version, public=bool(model_card.get("is_public")))
+        if team is not None:
+            Team.objects.select_for_update().filter(pk=team.pk).first()
+            # Checked here again, whatever the form said: one may have left the team meanwhile.
+            if not team.has_member(user):
+                raise NotTeamMember(
+                    _("You are not a member of %(team)s: only its members may submit on its behalf.")
+                    % {"team": team.name}
+                )
+        public = bool(model_card.get("is_public"))
+        _check_quota(user=user, version=version, public=public)
+        if team is not None and settings.TERMITE_TEAM_QUOTAS:
+            _check_team_quota(team=team, version=version, public=public)
         submission = Submission.objects.create(
             user=user,
+            team=team,
             version=version,
             predictions=predictions.sql,
             file_name=upload.name[:255],
@@ -113,6 +136,31 @@ def _check_quota(*, user, version: BenchmarkVersion, public: bool) -> None:
         raise QuotaExceeded(
             _("You have used all %(n)s submissions allowed for %(version)s.")
             % {"n": quota.per_version, "version": version}
+        )
+
+
+def _check_team_quota(*, team: Team, version: BenchmarkVersion, public: bool) -> None:
+    quota = selectors.team_quota_for(team=team, version=version)
+    if public and quota.public_for_version >= quota.public_per_version:
+        raise QuotaExceeded(
+            _(
+                "%(team)s already has %(n)s public submissions for %(version)s, the most one team may hold: "
+                "upload this one as private."
+            )
+            % {"team": team.name, "n": quota.public_per_version, "version": version}
+        )
+    if quota.used_today >= quota.per_day:
+        raise QuotaExceeded(
+            _(
+                "%(team)s has used its %(n)s submissions of the last 24 hours, counting every member's; the"
+                " next one frees up at %(when)s UTC."
+            )
+            % {"team": team.name, "n": quota.per_day, "when": f"{quota.next_free_at:%Y-%m-%d %H:%M}"}
+        )
+    if quota.used_for_version >= quota.per_version:
+        raise QuotaExceeded(
+            _("%(team)s has used all %(n)s submissions allowed for %(version)s, counting every member's.")
+            % {"team": team.name, "n": quota.per_version, "version": version}
         )
 
 
@@ -315,6 +363,12 @@ def leaderboard_changed(*, version: BenchmarkVersion) -> None:
 
     forget()
     transaction.on_commit(forget)
+
+
+def team_renamed_receiver(sender, *, team: Team, **kwargs) -> None:
+    """`termite_site.accounts.signals.team_renamed`: the rankings that show the team forget its old name."""
+    for version in BenchmarkVersion.objects.filter(submissions__team=team).distinct():
+        leaderboard_changed(version=version)
 
 
 def submission_score(*, submission_id: int) -> str:

@@ -23,7 +23,7 @@ from termite_site import ratelimit
 
 @login_required
 def submission_new(request: HttpRequest) -> HttpResponse:
-    form = SubmissionForm(request.POST or None, request.FILES or None)
+    form = SubmissionForm(request.POST or None, request.FILES or None, user=request.user)
     version = BenchmarkVersion.objects.latest_published()
     status = 200
     if request.method == "POST":
@@ -41,6 +41,7 @@ def submission_new(request: HttpRequest) -> HttpResponse:
                         name=upload.name, data=upload.read(settings.TERMITE_MAX_UPLOAD_BYTES + 1)
                     ),
                     model_card=form.model_card(),
+                    team=form.cleaned_data["team"],
                 )
             except services.EmailUnconfirmed as error:
                 form.add_error(None, str(error))
@@ -48,6 +49,8 @@ def submission_new(request: HttpRequest) -> HttpResponse:
             except PredictionFileError as error:
                 for message in error.errors:
                     form.add_error("predictions", message)
+            except services.NotTeamMember as error:
+                form.add_error("team", str(error))
             except services.QuotaExceeded as error:
                 form.add_error(None, str(error))
                 status = 429
@@ -63,10 +66,18 @@ def submission_new(request: HttpRequest) -> HttpResponse:
         if form.errors and status == 200:
             status = 400
     quota = selectors.quota_for(user=request.user, version=version) if version else None
+    team_quotas = (
+        [
+            (team, selectors.team_quota_for(team=team, version=version))
+            for team in form.fields["team"].queryset
+        ]
+        if version and settings.TERMITE_TEAM_QUOTAS
+        else []
+    )
     return render(
         request,
         "leaderboard/submission_new.html",
-        {"form": form, "quota": quota, "version": version},
+        {"form": form, "quota": quota, "team_quotas": team_quotas, "version": version},
         status=status,
     )
 
@@ -74,14 +85,14 @@ def submission_new(request: HttpRequest) -> HttpResponse:
 @require_GET
 @login_required
 def submission_list(request: HttpRequest) -> HttpResponse:
-    submissions = request.user.submissions.filter(withdrawn_at__isnull=True).select_related("version")
+    submissions = request.user.submissions.filter(withdrawn_at__isnull=True).select_related("version", "team")
     rows = [(submission, feedback.feedback_for(submission, request.user)) for submission in submissions]
     return render(request, "leaderboard/submission_list.html", {"submissions": submissions, "rows": rows})
 
 
 def _visible_submission(request: HttpRequest, pk: int) -> Submission:
     return get_object_or_404(
-        Submission.objects.visible_to(request.user).select_related("version", "user"), pk=pk
+        Submission.objects.visible_to(request.user).select_related("version", "user", "team"), pk=pk
     )
 
 

@@ -236,6 +236,12 @@ TERMITE_SUBMISSION_RESULT_BYTES = env_int("TERMITE_SUBMISSION_RESULT_BYTES", 256
 # Public submissions show their breakdowns (leaderboard/feedback.py), so each is a probe everyone sees;
 # this bounds how many a user holds per version (withdrawn ones count, as for the quota).
 TERMITE_PUBLIC_PER_VERSION = env_int("TERMITE_PUBLIC_PER_VERSION", 3)
+# A submission made on behalf of a team counts towards the team's quotas (the defaults above) as well as
+# its uploader's: otherwise a team would multiply its budget, and its probes of the hidden data, by
+# adding accounts.
+TERMITE_TEAM_QUOTAS = env_bool("TERMITE_TEAM_QUOTAS", True)
+# Days an invitation link to a team stays usable.
+TERMITE_TEAM_INVITATION_DAYS = env_int("TERMITE_TEAM_INVITATION_DAYS", 7)
 # How long scoring took depends on the hidden data: participants see a result only at the next multiple
 # of this many seconds after scoring started, so the time tells at most log2(job time / this + 1) bits.
 TERMITE_RESULT_RELEASE_SECONDS = env_int("TERMITE_RESULT_RELEASE_SECONDS", 10)

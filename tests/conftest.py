@@ -140,6 +140,21 @@ def make_submission(demo_version, owner):
 
 
 @pytest.fixture
+def make_team(db, owner):
+    """A team made as on the site: owned by `by` (the owner unless told), with `members` in it too."""
+    from termite_site.accounts.models import TeamMembership
+    from termite_site.accounts.services import team_create
+
+    def make(name: str = "Gruppo Torino", *, by=None, members=()):
+        team = team_create(user=by or owner, name=name)
+        for member in members:
+            TeamMembership.objects.create(team=team, user=member)
+        return team
+
+    return make
+
+
+@pytest.fixture
 def real_services(transactional_db, settings):
     """PostgreSQL and Redis shared with real worker and server processes; an empty scoring queue."""
     from tests.processes import require_postgresql

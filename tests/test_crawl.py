@@ -124,12 +124,14 @@ def data_reading_predictions(version) -> dict[str, str]:
 
 
 @pytest.fixture
-def site(demo_version, owner, other_user, staff, make_submission, gold):
+def site(demo_version, owner, other_user, staff, make_submission, make_team, gold):
+    # A team of the owner's, the other user in it too: a teammate does not see a private submission.
+    team = make_team("Gruppo del crawler", members=[other_user])
     mine_private = make_submission(
-        model_name=PRIVATE_MARK, is_public=False, predictions={q: "SELECT 1" for q in gold}
+        model_name=PRIVATE_MARK, is_public=False, team=team, predictions={q: "SELECT 1" for q in gold}
     )
     mine_public = make_submission(
-        model_name="Modello pubblico", is_public=True, predictions={q: "SELECT 1" for q in gold}
+        model_name="Modello pubblico", is_public=True, team=team, predictions={q: "SELECT 1" for q in gold}
     )
     theirs = make_submission(user=other_user, model_name="Altro modello", is_public=True, predictions={})
     probing = data_reading_predictions(demo_version)
@@ -169,6 +171,8 @@ def site(demo_version, owner, other_user, staff, make_submission, gold):
         f"/admin/evaluation/question/{question.pk}/change/",
         "/admin/leaderboard/submission/",
         f"/admin/leaderboard/submission/{mine_private.pk}/change/",
+        f"/teams/{team.slug}/",
+        f"/accounts/teams/{team.slug}/",
     ]
     return {
         "private": mine_private,

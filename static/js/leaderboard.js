@@ -1,6 +1,6 @@
 // Leaderboard and comparison pages: draw the charts; sort, filter and hide column groups in the browser.
 // The server does the same from the query string (?sort=&order=&q=&weights=&approach=&size=&verified=1
-// &hide=), in leaderboard/ranking.py, so the page works without JavaScript and every state has a URL, kept
+// &team=&hide=), in leaderboard/ranking.py, so the page works without JavaScript and every state has a URL, kept
 // up to date.
 (function () {
   "use strict";
@@ -87,7 +87,7 @@
   function applyFilters() {
     var words = field("q").value.toLowerCase().split(/\s+/).filter(Boolean);
     var weights = field("weights").value, approach = field("approach").value, size = field("size").value;
-    var verified = field("verified").checked;
+    var verified = field("verified").checked, team = field("team").value;
     var shown = 0;
     rows().forEach(function (row) {
       var data = row.dataset;
@@ -95,13 +95,15 @@
         (!weights || data.weights === weights) &&
         (!approach || data.approach === approach) &&
         (!size || data.size === size) &&
-        (!verified || data.verified === "1");
+        (!verified || data.verified === "1") &&
+        (!team || data.team === team);
       row.hidden = !ok;
       if (ok) shown += 1;
     });
     if (shownCount) shownCount.textContent = String(shown);
     setParams({
-      q: field("q").value.trim(), weights: weights, approach: approach, size: size, verified: verified ? "1" : ""
+      q: field("q").value.trim(), weights: weights, approach: approach, size: size, verified: verified ? "1" : "",
+      team: team
     });
   }
 

@@ -5,8 +5,13 @@ from django.contrib.auth.forms import AuthenticationForm, UserCreationForm
 from django.utils.translation import gettext_lazy as _
 
 from termite_site import ratelimit
-from termite_site.accounts.models import User
-from termite_site.accounts.services import login_attempt_reserve, login_attempts_forget
+from termite_site.accounts.models import Team, User
+from termite_site.accounts.services import (
+    login_attempt_reserve,
+    login_attempts_forget,
+    team_name_clean,
+    team_name_taken,
+)
 
 
 class SignupForm(UserCreationForm):
@@ -60,3 +65,21 @@ class ProfileForm(forms.Form):
 
 class ApiTokenForm(forms.Form):
     name = forms.CharField(label=_("Token name"), max_length=100, help_text=_("e.g. “cluster scripts”"))
+
+
+class TeamForm(forms.Form):
+    """A team's name, to create or rename it; `team` is the one being renamed."""
+
+    name = forms.CharField(label=_("Team name"), max_length=120)
+
+    def __init__(self, *args, team: Team | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.team = team
+
+    def clean_name(self) -> str:
+        name = team_name_clean(self.cleaned_data["name"])
+        if not name:
+            raise forms.ValidationError(_("Give the team a name."))
+        if team_name_taken(name, exclude=self.team):
+            raise forms.ValidationError(_("A team named “%(name)s” already exists.") % {"name": name})
+        return name

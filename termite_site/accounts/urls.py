@@ -19,6 +19,25 @@ urlpatterns = [
     path("confirm/<str:token>/", views.email_confirm, name="email_confirm"),
     path("tokens/", views.token_create, name="token_create"),
     path("tokens/<int:token_id>/revoke/", views.token_revoke, name="token_revoke"),
+    path("teams/", views.team_list, name="team_list"),
+    path("teams/join/<str:token>/", views.team_join, name="team_join"),
+    path("teams/<slug:slug>/", views.team_detail, name="team_detail"),
+    path("teams/<slug:slug>/rename/", views.team_rename, name="team_rename"),
+    path("teams/<slug:slug>/invitations/", views.team_invitation_create, name="team_invitation_create"),
+    path(
+        "teams/<slug:slug>/invitations/<int:invitation_id>/revoke/",
+        views.team_invitation_revoke,
+        name="team_invitation_revoke",
+    ),
+    path(
+        "teams/<slug:slug>/members/<int:user_id>/remove/", views.team_member_remove, name="team_member_remove"
+    ),
+    path(
+        "teams/<slug:slug>/members/<int:user_id>/owner/",
+        views.team_member_make_owner,
+        name="team_member_make_owner",
+    ),
+    path("teams/<slug:slug>/leave/", views.team_leave, name="team_leave"),
     path(
         "password/change/",
         auth_views.PasswordChangeView.as_view(

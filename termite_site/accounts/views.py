@@ -6,8 +6,9 @@ from django.contrib.auth import login
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import NON_FIELD_ERRORS
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
@@ -15,7 +16,8 @@ from django.views.decorators.http import require_http_methods, require_POST
 from termite_site import ratelimit
 from termite_site.accounts import services
 from termite_site.accounts.confirmation import LinkState, read_token
-from termite_site.accounts.forms import ApiTokenForm, LoginForm, ProfileForm, SignupForm
+from termite_site.accounts.forms import ApiTokenForm, LoginForm, ProfileForm, SignupForm, TeamForm
+from termite_site.accounts.models import Team, TeamMembership
 
 
 class LoginView(auth_views.LoginView):
@@ -153,3 +155,156 @@ def token_revoke(request: HttpRequest, token_id: int) -> HttpResponse:
     token.revoke()
     messages.success(request, _("Token “%(name)s” was revoked.") % {"name": token.name})
     return redirect("accounts:profile")
+
+
+# Teams. The pages here are for members; the public page of a team, with its submissions, is the
+# leaderboard's (leaderboard:team).
+
+
+@login_required
+def team_list(request: HttpRequest) -> HttpResponse:
+    """Your teams, and a new one."""
+    form = TeamForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            team = services.team_create(user=request.user, name=form.cleaned_data["name"])
+        except services.TeamError as error:
+            form.add_error("name", str(error))
+        else:
+            messages.success(request, _("Team “%(team)s” was created.") % {"team": team.name})
+            return redirect("accounts:team_detail", slug=team.slug)
+    memberships = request.user.team_memberships.select_related("team").order_by("team__name")
+    status = 400 if form.errors else 200
+    return render(request, "accounts/teams.html", {"form": form, "memberships": memberships}, status=status)
+
+
+def _team_of_member(request: HttpRequest, slug: str) -> tuple[Team, TeamMembership]:
+    team = get_object_or_404(Team, slug=slug)
+    membership = team.membership_of(request.user)
+    if membership is None:
+        raise Http404("No such team of yours.")
+    return team, membership
+
+
+@login_required
+def team_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    team, membership = _team_of_member(request, slug)
+    return _render_team(request, team, membership)
+
+
+def _render_team(
+    request: HttpRequest, team: Team, membership: TeamMembership, *, status: int = 200, **context
+) -> HttpResponse:
+    context.setdefault("rename_form", TeamForm(initial={"name": team.name}, team=team))
+    context.update(
+        {
+            "team": team,
+            "membership": membership,
+            "memberships": team.memberships.select_related("user"),
+            "invitations": team.invitations.pending().select_related("created_by")
+            if membership.is_owner
+            else [],
+            "invitation_days": settings.TERMITE_TEAM_INVITATION_DAYS,
+        }
+    )
+    return render(request, "accounts/team_detail.html", context, status=status)
+
+
+@login_required
+@require_POST
+def team_rename(request: HttpRequest, slug: str) -> HttpResponse:
+    team, membership = _team_of_member(request, slug)
+    form = TeamForm(request.POST, team=team)
+    if form.is_valid():
+        try:
+            services.team_rename(team=team, name=form.cleaned_data["name"], by=request.user)
+        except services.TeamError as error:
+            form.add_error("name", str(error))
+        else:
+            messages.success(request, _("The team is now called “%(team)s”.") % {"team": team.name})
+            return redirect("accounts:team_detail", slug=team.slug)
+    team.refresh_from_db()
+    return _render_team(request, team, membership, rename_form=form, status=400)
+
+
+@login_required
+@require_POST
+def team_invitation_create(request: HttpRequest, slug: str) -> HttpResponse:
+    team, membership = _team_of_member(request, slug)
+    _invitation, raw = services.team_invitation_create(team=team, by=request.user)
+    link = request.build_absolute_uri(reverse("accounts:team_join", args=[raw]))
+    # Rendered, not redirected: the link must not travel through the session.
+    return _render_team(request, team, membership, new_link=link)
+
+
+@login_required
+@require_POST
+def team_invitation_revoke(request: HttpRequest, slug: str, invitation_id: int) -> HttpResponse:
+    team, _membership = _team_of_member(request, slug)
+    invitation = get_object_or_404(team.invitations, pk=invitation_id)
+    services.team_invitation_revoke(invitation=invitation, by=request.user)
+    messages.success(request, _("The invitation link was withdrawn."))
+    return redirect("accounts:team_detail", slug=team.slug)
+
+
+@login_required
+@require_POST
+def team_member_remove(request: HttpRequest, slug: str, user_id: int) -> HttpResponse:
+    team, _membership = _team_of_member(request, slug)
+    member = get_object_or_404(team.members, pk=user_id)
+    try:
+        services.team_member_remove(team=team, user=member, by=request.user)
+    except services.TeamError as error:
+        messages.error(request, str(error))
+        return redirect("accounts:team_detail", slug=team.slug)
+    if member == request.user:
+        messages.success(request, _("You left %(team)s.") % {"team": team.name})
+        return redirect("accounts:team_list")
+    messages.success(request, _("%(user)s is no longer in %(team)s.") % {"user": member, "team": team.name})
+    return redirect("accounts:team_detail", slug=team.slug)
+
+
+@login_required
+@require_POST
+def team_member_make_owner(request: HttpRequest, slug: str, user_id: int) -> HttpResponse:
+    team, _membership = _team_of_member(request, slug)
+    member = get_object_or_404(team.members, pk=user_id)
+    services.team_member_make_owner(team=team, user=member, by=request.user)
+    messages.success(
+        request, _("%(user)s is now an owner of %(team)s.") % {"user": member, "team": team.name}
+    )
+    return redirect("accounts:team_detail", slug=team.slug)
+
+
+@login_required
+@require_POST
+def team_leave(request: HttpRequest, slug: str) -> HttpResponse:
+    team, _membership = _team_of_member(request, slug)
+    try:
+        services.team_leave(team=team, user=request.user)
+    except services.TeamError as error:
+        messages.error(request, str(error))
+        return redirect("accounts:team_detail", slug=team.slug)
+    messages.success(request, _("You left %(team)s.") % {"team": team.name})
+    return redirect("accounts:team_list")
+
+
+# How a refused invitation link answers: gone for good, or never there.
+_REFUSAL_STATUS = {"unknown": 404, "member": 409, "revoked": 410, "used": 410, "expired": 410}
+
+
+@login_required
+def team_join(request: HttpRequest, token: str) -> HttpResponse:
+    """An invitation link: GET says which team it is for, POST joins it (a link opened by a mail
+    client's preview must not join anyone)."""
+    try:
+        if request.method == "POST":
+            team = services.team_join(raw=token, user=request.user)
+        else:
+            invitation = services.team_invitation_find(raw=token, user=request.user)
+            return render(request, "accounts/team_join.html", {"team": invitation.team})
+    except services.InvitationRefused as refusal:
+        context = {"team": refusal.team, "refusal": str(refusal), "member": refusal.code == "member"}
+        return render(request, "accounts/team_join.html", context, status=_REFUSAL_STATUS[refusal.code])
+    messages.success(request, _("Welcome to %(team)s.") % {"team": team.name})
+    return redirect("accounts:team_detail", slug=team.slug)

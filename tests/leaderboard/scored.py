@@ -120,7 +120,9 @@ def bulk_scored(count: int, *, user, version) -> None:
     from django.utils import timezone
 
     from leaderboard.models import Submission
+    from termite_site.accounts.models import Team
 
+    teams = Team.objects.bulk_create(Team(name=f"Gruppo {n}", slug=f"gruppo-{n}") for n in range(7))
     question_ids = QUESTION_IDS
     now = timezone.now()
     submissions = []
@@ -136,7 +138,7 @@ def bulk_scored(count: int, *, user, version) -> None:
                 version=version,
                 created_at=now - timedelta(minutes=i),
                 model_name=f"Sistema {i}",
-                team=f"Gruppo {i % 7}",
+                team=teams[i % 7],
                 model_size=("7B", "13B", "70B", "")[i % 4],
                 weights=("open", "closed", "unknown")[i % 3],
                 approach=("prompting", "fine-tuning")[i % 2],

@@ -7,7 +7,7 @@ import pytest
 from evaluation import services as evaluation_services
 from evaluation.models import NeighbourDatabase
 from evaluation.scoring.score import SCORER_VERSION
-from leaderboard.demo import DEMO_ADMIN, demo_admin_exists, demo_gold, demo_load
+from leaderboard.demo import DEMO_ADMIN, DEMO_TEAMS, demo_admin_exists, demo_gold, demo_load
 from leaderboard.models import Submission
 
 pytestmark = pytest.mark.django_db
@@ -43,3 +43,12 @@ def test_a_demo_an_earlier_portal_loaded_gets_its_suites_and_the_current_scorer(
     submission.refresh_from_db()
     assert submission.scorer_version == SCORER_VERSION
     assert [s.reason for s in submission.scorings.all()] == ["first", "scorer"]
+
+
+def test_the_demo_submissions_are_made_on_behalf_of_two_demo_teams_the_demo_user_owns(in_process):
+    version = demo_load().version
+    teams = {s.model_name: s.team for s in Submission.objects.filter(version=version).select_related("team")}
+    assert sorted({team.name for team in teams.values()}) == sorted(DEMO_TEAMS)
+    assert all(
+        team.is_owner(team.created_by) and team.created_by.username == "demo" for team in teams.values()
+    )

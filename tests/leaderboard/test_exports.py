@@ -52,6 +52,7 @@ ROW_KEYS = {
     "verified",
     "verified_at",
     "verified_note",
+    "team_slug",
 }
 CSV_COLUMNS = [
     "rank",
@@ -83,17 +84,18 @@ CSV_COLUMNS = [
     "verified",
     "verified_at",
     "verified_note",
+    "team_slug",
 ]
 
 
 @pytest.fixture
-def ranked(make_submission, other_user, demo_version):
+def ranked(make_submission, make_team, other_user, demo_version):
     """Alfa (rank 1), Beta and Gamma tied at rank 2 with a baseline between them; and one of each kind
     that must not show."""
     now = timezone.now()
     alfa = make_submission(
         model_name="Alfa",
-        team="Torino",
+        team=make_team("Torino"),
         model_size="70B",
         weights="open",
         approach="fine-tuning",
@@ -110,6 +112,7 @@ def ranked(make_submission, other_user, demo_version):
     Baseline.objects.create(
         version=demo_version,
         model_name="Riferimento",
+        team="Rossi et al.",
         weights="closed",
         per_database={"biblioteca": 0.75, "ciclismo": 0.5},
         source="Un articolo, 2024.",
@@ -143,6 +146,7 @@ def test_a_json_row_carries_the_scores_and_the_model_card(client, ranked):
         "submission_id": alfa.pk,
         "model_name": "Alfa",
         "team": "Torino",
+        "team_slug": "torino",
         "date": alfa.created_at.date().isoformat(),
         "ea": alfa.scores["overall"]["ea"],
         "ea_strict": alfa.scores["overall"]["ea_strict"],
@@ -175,6 +179,7 @@ def test_a_baseline_is_exported_as_such(client, ranked):
     assert baseline["ts_ea"] is None and baseline["ts_ea_ci95"] is None
     assert baseline["scorer_version"] is None  # not scored here
     assert (baseline["verified"], baseline["verified_at"], baseline["verified_note"]) == (False, None, None)
+    assert (baseline["team"], baseline["team_slug"]) == ("Rossi et al.", None)  # a paper's authors
     assert (baseline["date"], baseline["source"], baseline["weights"]) == (
         "2024-05-01",
         "Un articolo, 2024.",
@@ -278,6 +283,7 @@ def test_a_csv_row_holds_the_same_values_as_the_json_row(client, ranked):
         "verified": "false",
         "verified_at": "",
         "verified_note": "",
+        "team_slug": "torino",
     }
     baseline = read_csv(client.get(csv_url()))[2]
     assert (
@@ -285,6 +291,7 @@ def test_a_csv_row_holds_the_same_values_as_the_json_row(client, ranked):
     )
     assert (baseline["db_biblioteca"], baseline["db_ciclismo"]) == ("0.75", "0.5")
     assert baseline["scorer_version"] == ""
+    assert (baseline["team"], baseline["team_slug"]) == ("Rossi et al.", "")  # a paper's authors
 
 
 def test_the_exports_carry_the_version_of_the_scorer_that_made_each_rows_scores(

@@ -7,13 +7,20 @@ import pytest
 
 from leaderboard.model_card import Approach, ModelCard, Weights
 from leaderboard.models import Baseline, Submission
+from termite_site.accounts.models import Team
 
 SHARED = [field.name for field in ModelCard._meta.get_fields()]
 
 
 def test_the_shared_fields_are_the_model_card_of_both():
-    assert SHARED == ["model_name", "team", "model_size", "weights", "approach", "spider_dev_ea"]
+    assert SHARED == ["model_name", "model_size", "weights", "approach", "spider_dev_ea"]
     assert set(SHARED) <= set(Submission.MODEL_CARD_FIELDS)
+
+
+def test_a_submissions_team_is_one_of_the_portal_and_a_baselines_the_papers_authors():
+    assert Submission._meta.get_field("team").related_model is Team
+    assert "team" not in Submission.MODEL_CARD_FIELDS  # who submitted, checked apart
+    assert Baseline._meta.get_field("team").get_internal_type() == "CharField"
 
 
 @pytest.mark.parametrize("name", SHARED)

@@ -105,10 +105,10 @@ def test_equal_ea_is_ordered_by_ea_strict_then_by_the_earlier_submission(make_su
     assert [r.rank for r in rows] == [1, 1, 1]
 
 
-def test_a_row_carries_ci_per_database_per_hardness_spider_and_model_card(make_submission):
+def test_a_row_carries_ci_per_database_per_hardness_spider_and_model_card(make_submission, make_team):
     submission = make_submission(
         model_name="Modello",
-        team="Gruppo",
+        team=make_team("Gruppo"),
         model_size="7B",
         weights="open",
         approach="fine-tuning",
@@ -128,6 +128,7 @@ def test_a_row_carries_ci_per_database_per_hardness_spider_and_model_card(make_s
         False,
     )
     assert only.date == submission.created_at.date()
+    assert (only.team, only.team_slug) == ("Gruppo", "gruppo")
 
 
 def test_a_row_carries_the_scorer_version_of_its_scores_and_flags_an_older_one(make_submission):
@@ -244,20 +245,35 @@ def test_another_versions_submissions_stay_out(make_submission, demo_version):
 
 ROWS = [
     row(
-        0.9, submission_id=1, model_name="Alfa-7B", team="Torino", model_size="7B", weights="open", ts_ea=0.5
+        0.9,
+        submission_id=1,
+        model_name="Alfa-7B",
+        team="Torino",
+        team_slug="torino",
+        model_size="7B",
+        weights="open",
+        ts_ea=0.5,
     ),
     row(
         0.7,
         submission_id=2,
         model_name="Beta",
         team="Milano",
+        team_slug="milano",
         model_size="70 b",
         approach="fine-tuning",
         ts_ea=0.6,
     ),
     row(0.6, submission_id=3, model_name="Gamma", model_size="", spider_ea=0.8, ea_strict=None),
     row(
-        0.5, submission_id=4, model_name="Delta", team="Torino", model_size="1.5B", spider_ea=0.55, ts_ea=0.3
+        0.5,
+        submission_id=4,
+        model_name="Delta",
+        team="Torino",
+        team_slug="torino",
+        model_size="1.5B",
+        spider_ea=0.55,
+        ts_ea=0.3,
     ),
 ]
 
@@ -279,6 +295,9 @@ def ids(rows) -> list[int]:
         ({"size": "70B"}, [2]),
         ({"size": "7b"}, [1]),
         ({"q": "torino", "size": "1.5B"}, [4]),
+        ({"team": "torino"}, [1, 4]),
+        ({"team": "milano", "q": "beta"}, [2]),
+        ({"team": "nessuna"}, []),
     ],
 )
 def test_filters(filters, expected):

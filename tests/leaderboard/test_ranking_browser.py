@@ -34,8 +34,9 @@ def browser():
 
 
 @pytest.fixture
-def page(browser, live_server, transactional_db, make_submission, demo_version):
+def page(browser, live_server, transactional_db, make_submission, make_team, demo_version):
     now = timezone.now()
+    teams = {"Torino": make_team("Torino"), "Milano": make_team("Milano"), "": None}
     # Beta's scores are older than TS-EA: it has none.
     systems = [
         ("Alfa", "Torino", "70B", "open", "prompting", 85.0, 20, 12),
@@ -46,7 +47,7 @@ def page(browser, live_server, transactional_db, make_submission, demo_version):
     for days, (name, team, size, weights, approach, spider, correct, ts) in enumerate(systems):
         make_submission(
             model_name=name,
-            team=team,
+            team=teams[team],
             model_size=size,
             weights=weights,
             approach=approach,
@@ -123,6 +124,11 @@ def test_the_browser_filters_as_the_server_does_and_keeps_the_url(page, client):
     page.select_option("select[name=weights]", "")
     page.select_option("select[name=size]", "")
     assert visible_names(page) == ["Alfa", "Beta", "Gamma", "Riferimento", "Delta"]
+    page.select_option("select[name=team]", "milano")
+    assert visible_names(page) == ["Beta"]
+    assert query(page) == {"team": ["milano"]}
+    url = urlsplit(page.url)
+    assert server_names(client, f"{url.path}?{url.query}") == ["Beta"]
 
 
 def test_the_browser_hides_and_shows_column_groups(page):

@@ -22,13 +22,14 @@ URL = reverse("leaderboard:leaderboard")
 
 
 @pytest.fixture
-def board(make_submission, other_user, demo_version):
+def board(make_submission, make_team, other_user, demo_version):
     """Four public systems (ranks 1, 2, 2, 4), a baseline, and five that must never show."""
     now = timezone.now()
+    torino, milano = make_team("Torino", members=[other_user]), make_team("Milano")
     rows = {
         "Alfa": make_submission(
             model_name="Alfa",
-            team="Torino",
+            team=torino,
             model_size="70B",
             weights="open",
             spider_dev_ea=85.0,
@@ -37,7 +38,7 @@ def board(make_submission, other_user, demo_version):
         ),
         "Beta": make_submission(
             model_name="Beta",
-            team="Milano",
+            team=milano,
             model_size="7B",
             weights="closed",
             approach="fine-tuning",
@@ -47,7 +48,7 @@ def board(make_submission, other_user, demo_version):
         "Gamma": make_submission(
             model_name="Gamma",
             user=other_user,
-            team="Torino",
+            team=torino,
             model_size="7B",
             weights="open",
             created_at=now - timedelta(days=3),

@@ -160,9 +160,10 @@ def test_staff_start_a_rescoring_and_watch_its_progress(client, staff, owner, tw
 
 
 def test_publishing_a_derived_version_carries_its_submissions_over(
-    client, owner, make_submission, gold, in_process, django_capture_on_commit_callbacks
+    client, owner, make_submission, make_team, gold, in_process, django_capture_on_commit_callbacks
 ):
-    origin = scored(make_submission, gold, is_public=True, model_name="Riportato", team="Gruppo Torino")
+    team = make_team("Gruppo Torino")
+    origin = scored(make_submission, gold, is_public=True, model_name="Riportato", team=team)
     draft = version_create_draft(label="demo-1.1", name="Termite demo", derived_from=origin.version)
     dropped = draft.questions.order_by("public_id").first()
     question_set_excluded(question=dropped, excluded=True, reason="Errata corrige: la risposta era ambigua.")
@@ -170,7 +171,7 @@ def test_publishing_a_derived_version_carries_its_submissions_over(
         version_publish(version=draft, carry_submissions=True)
     copy = Submission.objects.get(version=draft)
     assert copy.carried_from == origin and copy.user == origin.user
-    assert (copy.model_name, copy.team, copy.is_public) == ("Riportato", "Gruppo Torino", True)
+    assert (copy.model_name, copy.team, copy.is_public) == ("Riportato", team, True)
     assert copy.status == "scored" and copy.scores["overall"]["excluded"] == 1
     assert [s.reason for s in copy.scorings.all()] == ["carried"]
     assert mail.outbox and origin.version.label in mail.outbox[0].body and owner.email in mail.outbox[0].to

@@ -25,7 +25,7 @@ def test_public_pages_only_take_get(client, name):
 
 def test_the_home_page_explains_how_to_take_part_and_the_rules(client):
     body = client.get(reverse("home")).content.decode()
-    for phrase in ["How to take part", "Rules", "no hand-written", "One account per team", "quotas"]:
+    for phrase in ["How to take part", "Rules", "no hand-written", "One account per person", "quotas"]:
         assert phrase in body
 
 

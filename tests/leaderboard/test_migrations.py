@@ -1,0 +1,97 @@
+"""Submissions stored before a migration get what the new code would have stored."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+from django.utils import timezone
+
+BEFORE_TEAMS = [("leaderboard", "0007_submission_verified")]
+AFTER_TEAMS = [("leaderboard", "0008_submission_team")]
+
+
+def migrate(targets):
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(targets)
+    return executor.loader.project_state(targets).apps
+
+
+@pytest.fixture
+def latest_after():
+    """The database goes back to the latest migrations, which the tests after this one need."""
+    yield
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())
+
+
+@pytest.mark.django_db(transaction=True)
+def test_each_text_team_becomes_a_team_of_its_submitters(latest_after):
+    apps = migrate(BEFORE_TEAMS)
+    User = apps.get_model("accounts", "User")
+    Version = apps.get_model("evaluation", "BenchmarkVersion")
+    Submission = apps.get_model("leaderboard", "Submission")
+    ada, bruno, carla = (
+        User.objects.create(username=name, email=f"{name}@example.org") for name in ("ada", "bruno", "carla")
+    )
+    version = Version.objects.create(name="Termite", label="vecchia")
+    start = timezone.now() - timedelta(days=10)
+
+    def submit(user, team: str, days: int):
+        return Submission.objects.create(
+            user=user,
+            version=version,
+            team=team,
+            model_name="Modello",
+            predictions={},
+            file_name="p.jsonl",
+            file_sha256="0" * 64,
+            file_format="jsonl",
+            scorer_version="1.0.0",
+            created_at=start + timedelta(days=days),
+        ).pk
+
+    # The same team three ways, written first by bruno; ada's own team; carla's and one with no team.
+    torino = [
+        submit(bruno, "Gruppo Torino", 1),
+        submit(ada, "gruppo  torino ", 2),
+        submit(carla, "GRUPPO TORINO", 3),
+    ]
+    again = submit(bruno, "Gruppo Torino", 4)
+    milano = submit(ada, "Milano", 0)
+    alone = [submit(carla, "", 5), submit(carla, "   ", 6)]
+
+    apps = migrate(AFTER_TEAMS)
+    Team = apps.get_model("accounts", "Team")
+    Membership = apps.get_model("accounts", "TeamMembership")
+    Submission = apps.get_model("leaderboard", "Submission")
+    assert sorted(Team.objects.values_list("name", "slug")) == [
+        ("Gruppo Torino", "gruppo-torino"),
+        ("Milano", "milano"),
+    ]
+    team = Team.objects.get(slug="gruppo-torino")
+    assert (team.created_by_id, team.created_at) == (bruno.pk, start + timedelta(days=1))
+    members = {m.user_id: (m.role, m.joined_at) for m in Membership.objects.filter(team=team)}
+    assert members == {
+        bruno.pk: ("owner", start + timedelta(days=1)),
+        ada.pk: ("member", start + timedelta(days=2)),
+        carla.pk: ("member", start + timedelta(days=3)),
+    }
+    assert set(Submission.objects.filter(team=team).values_list("pk", flat=True)) == {*torino, again}
+    assert Submission.objects.get(pk=milano).team.name == "Milano"
+    assert list(Membership.objects.filter(team__slug="milano").values_list("user_id", "role")) == [
+        (ada.pk, "owner")
+    ]
+    assert list(Submission.objects.filter(pk__in=alone).values_list("team", flat=True)) == [None, None]
+
+    # Going back, each submission gets its team's name as text.
+    apps = migrate(BEFORE_TEAMS)
+    Submission = apps.get_model("leaderboard", "Submission")
+    assert dict(Submission.objects.values_list("pk", "team")) == {
+        **dict.fromkeys([*torino, again], "Gruppo Torino"),
+        milano: "Milano",
+        **dict.fromkeys(alone, ""),
+    }
