@@ -474,7 +474,9 @@ def probing_report(*, version: BenchmarkVersion, thresholds: Thresholds | None =
         .order_by("created_at", "pk")
         .values_list("pk", "user_id", "created_at", "ea", "dialect", "missing_count", "predictions")
     )
-    forms = _cached_forms({pk: (dialect, predictions) for pk, _u, _c, _e, dialect, _m, predictions in rows})
+    forms = _cached_forms(
+        version, {pk: (dialect, predictions) for pk, _u, _c, _e, dialect, _m, predictions in rows}
+    )
     filed = [
         Filed(pk, user_id, created_at, ea, predictions, forms[pk], missing)
         for pk, user_id, created_at, ea, _dialect, missing, predictions in rows
@@ -514,37 +516,54 @@ def probing_report(*, version: BenchmarkVersion, thresholds: Thresholds | None =
     )
 
 
-def _cached_forms(files: Mapping[int, tuple[Dialect, Mapping[str, str]]]) -> dict[int, dict[str, Form]]:
-    """The forms of each file, from the cache where it has them. The key is a digest of the predictions
-    themselves rather than the file's sha256: the forms are computed from them, whatever the file held."""
-    keys = {pk: _forms_key(dialect, predictions) for pk, (dialect, predictions) in files.items()}
+def _cached_forms(
+    version: BenchmarkVersion, files: Mapping[int, tuple[Dialect, Mapping[str, str]]]
+) -> dict[int, dict[str, Form]]:
+    """The forms of each file of `version`, from the cache where it has them.
+
+    One cache entry per version holds the forms of its files, each under a digest of its predictions
+    (not the file's sha256: the forms are computed from the predictions, whatever the file held). One
+    entry, not one per file: the embedded mode's file cache culls at random past 300 entries, and a
+    thousand files would push out the rankings and the login rate limits kept there.
+    """
+    keys = {pk: _file_key(dialect, predictions) for pk, (dialect, predictions) in files.items()}
+    entry = f"probing-forms:{version.pk}:{NORMAL_FORM_VERSION}"
     try:
-        stored = cache.get_many(list(set(keys.values())))
+        stored = cache.get(entry) or {}
     except Exception as error:  # a cache outage makes the page slower, never unavailable
         logger.warning("probing cache unavailable (%s)", type(error).__name__)
         stored = {}
     memo: dict[tuple[str, str], Form] = {}
-    fresh: dict[str, dict[str, tuple[int, str | None]]] = {}
+    packed: dict[str, _Packed] = {}
     found: dict[int, dict[str, Form]] = {}
     for pk, (dialect, predictions) in files.items():
-        packed = stored[keys[pk]] if keys[pk] in stored else fresh.get(keys[pk])
-        if packed is None:
-            found[pk] = forms_of(predictions, source=dialect, memo=memo)
-            fresh[keys[pk]] = {qid: (form.digest, form.kind) for qid, form in found[pk].items()}
-        else:
-            found[pk] = {qid: Form(digest, kind) for qid, (digest, kind) in packed.items()}
-    if fresh:
+        key = keys[pk]
+        if key not in packed:
+            packed[key] = stored.get(key) or _packed(forms_of(predictions, source=dialect, memo=memo))
+        digests, kinds = packed[key]
+        found[pk] = {qid: Form(digest, kinds.get(qid)) for qid, digest in digests.items()}
+    if packed.keys() != stored.keys():  # files came, or went (the entry keeps only the version's own)
         try:
-            cache.set_many(fresh, timeout=FORMS_CACHE_SECONDS)
+            cache.set(entry, packed, timeout=FORMS_CACHE_SECONDS)
         except Exception as error:
             logger.warning("probing cache unavailable (%s)", type(error).__name__)
     return found
 
 
-def _forms_key(dialect: str, predictions: Mapping[str, str]) -> str:
+# A file's forms as the cache keeps them: question id -> digest, and the kinds of the trivial ones.
+_Packed: TypeAlias = tuple[dict[str, int], dict[str, TrivialKind]]
+
+
+def _packed(forms: Mapping[str, Form]) -> _Packed:
+    return (
+        {qid: form.digest for qid, form in forms.items()},
+        {qid: form.kind for qid, form in forms.items() if form.kind},
+    )
+
+
+def _file_key(dialect: str, predictions: Mapping[str, str]) -> str:
     text = json.dumps(predictions, sort_keys=True, ensure_ascii=False)
-    digest = hashlib.sha256(f"{NORMAL_FORM_VERSION}\n{dialect}\n{text}".encode()).hexdigest()
-    return f"probing-forms:{digest}"
+    return hashlib.sha256(f"{dialect}\n{text}".encode()).hexdigest()
 
 
 def _with_outcomes(edits: list[Edit]) -> list[Edit]:

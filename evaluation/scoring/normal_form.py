@@ -27,7 +27,7 @@ from evaluation.scoring.survey import tree_is_hard_coded
 from evaluation.scoring.vocabulary import Dialect
 
 # Changes whenever the normal form of some text may change: stored forms keyed by it are then stale.
-NORMAL_FORM_VERSION = f"1/sqlglot {version('sqlglot')}"
+NORMAL_FORM_VERSION = f"1-sqlglot-{version('sqlglot')}"
 
 # What a projection may be in a query that selects only constants.
 _CONSTANTS = (exp.Literal, exp.Null, exp.Boolean)
