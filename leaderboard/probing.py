@@ -41,6 +41,7 @@ from django.utils.translation import gettext_lazy as _
 from evaluation.models import BenchmarkVersion
 from evaluation.scoring.normal_form import NORMAL_FORM_VERSION, normal_form
 from evaluation.scoring.vocabulary import Dialect
+from leaderboard import feedback
 from leaderboard.models import Submission
 from leaderboard.selectors import Quota, quota_for
 
@@ -463,6 +464,7 @@ class ProbingReport:
 
 def probing_report(*, version: BenchmarkVersion, thresholds: Thresholds | None = None) -> ProbingReport:
     """The three detectors on every upload to `version`, grouped per account with what staff need to act.
+    For staff only: the evidence holds the participants' SQL and what the run said of it.
 
     An upload is what counts towards the quota: a failed submission told its owner nothing, and one carried
     over from an earlier version was not uploaded to this one; a withdrawn or hidden one did tell.
@@ -567,11 +569,15 @@ def _file_key(dialect: str, predictions: Mapping[str, str]) -> str:
 
 
 def _with_outcomes(edits: list[Edit]) -> list[Edit]:
-    """The edits with what scoring said of each changed prediction, before and after (staff see it all)."""
+    """The edits with what scoring said of each changed prediction, before and after: run details, which
+    only staff see (`feedback.STAFF`), as only staff see this report."""
     ids = {edit.earlier for edit in edits} | {edit.later for edit in edits}
     outcomes = {
-        pk: {row["question_id"]: row["outcome"] for row in rows or ()}
-        for pk, rows in Submission.objects.filter(pk__in=ids).values_list("pk", "outcomes")
+        submission.pk: {
+            line["question_id"]: line["outcome"]
+            for line in feedback.question_lines(submission, feedback.STAFF)
+        }
+        for submission in Submission.objects.filter(pk__in=ids)
     }
     return [
         replace(
