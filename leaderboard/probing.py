@@ -16,7 +16,7 @@ their normal forms), so that they run without a database (`benchmarks/probing_sp
 
 Predictions are compared by their normal form (`evaluation.scoring.normal_form`): a query rewritten with
 other blanks, case or comments is the same query. `probing_report` reads a version's uploads, computes
-each file's normal forms once (kept in the cache under a digest of the predictions), runs the three and
+each file's normal forms once (kept in one cache entry per version), runs the three and
 groups the findings per account.
 """
 
