@@ -47,11 +47,12 @@ class Disclosure:
 
 
 PUBLIC = Disclosure(breakdowns=True, run_details=False, own_queries=False)
+STAFF = Disclosure(breakdowns=True, run_details=True, own_queries=True)
 
 
 def disclosure(submission: Submission, viewer: Any) -> Disclosure:
     if viewer.is_authenticated and viewer.is_staff:
-        return Disclosure(breakdowns=True, run_details=True, own_queries=True)
+        return STAFF
     is_owner = viewer.is_authenticated and submission.user_id == viewer.pk
     breakdowns = submission.is_public or submission.version.private_breakdowns
     return Disclosure(breakdowns=breakdowns, run_details=False, own_queries=is_owner)

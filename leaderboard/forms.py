@@ -3,6 +3,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django import forms
+from django.contrib.auth import get_user_model
 from django.db.models.functions import Lower
 from django.utils.html import escape
 from django.utils.translation import gettext_lazy as _
@@ -104,6 +105,47 @@ class VerificationForm(forms.Form):
         if cleaned.get("verified") and not cleaned.get("note", "").strip():
             self.add_error("note", _("Say how the run was verified: the note is shown on the leaderboard."))
         return cleaned
+
+
+class HideRowsForm(forms.Form):
+    """Staff hide chosen submissions of a version, with the public reason their rows show."""
+
+    submissions = forms.ModelMultipleChoiceField(
+        queryset=Submission.objects.none(),
+        error_messages={
+            "required": _("Choose the submissions to hide."),
+            "invalid_choice": _("Submission %(value)s is not one of this version's."),
+            "invalid_pk_value": _("“%(pk)s” is not a submission number."),
+        },
+    )
+    reason = forms.CharField(
+        label=_("Public reason"),
+        max_length=500,
+        error_messages={"required": _("Give the reason shown on the hidden rows.")},
+    )
+
+    def __init__(self, *args, version: BenchmarkVersion, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["submissions"].queryset = Submission.objects.filter(version=version)
+
+
+class AccountForm(forms.Form):
+    """The account a staff action is about, by its number."""
+
+    user = forms.ModelChoiceField(
+        queryset=get_user_model().objects.all(),
+        error_messages={
+            "required": _("Choose an account."),
+            "invalid_choice": _("There is no such account."),
+        },
+    )
+
+
+class QuotaLowerForm(AccountForm):
+    """Staff give an account its own lower quota; the service checks that it is lower."""
+
+    per_day = forms.IntegerField(label=_("Per 24 hours"), min_value=0)
+    per_version = forms.IntegerField(label=_("Per version"), min_value=0)
 
 
 @dataclass(frozen=True)

@@ -30,13 +30,21 @@ class Quota:
         return max(0, min(self.per_day - self.used_today, self.per_version - self.used_for_version))
 
 
+def quota_limits(*, user) -> tuple[int, int]:
+    """The user's submissions allowed per 24 hours and per version: their own quota, else the site's."""
+    own = SubmissionQuota.objects.filter(user=user).first()
+    if own is None:
+        return settings.TERMITE_DAILY_QUOTA, settings.TERMITE_VERSION_QUOTA
+    return own.per_day, own.per_version
+
+
 def quota_for(*, user, version: BenchmarkVersion, now: datetime | None = None) -> Quota:
     """A user's quota: their own limits if staff set some, else the site's."""
-    own = SubmissionQuota.objects.filter(user=user).first()
+    per_day, per_version = quota_limits(user=user)
     return _quota(
         Submission.objects.filter(user=user),
-        per_day=own.per_day if own else settings.TERMITE_DAILY_QUOTA,
-        per_version=own.per_version if own else settings.TERMITE_VERSION_QUOTA,
+        per_day=per_day,
+        per_version=per_version,
         version=version,
         now=now,
     )

@@ -1,20 +1,26 @@
-"""Staff pages of the leaderboard: rescoring a version's submissions and watching it progress, and
-verifying a submission."""
+"""Staff pages of the leaderboard: rescoring a version's submissions and watching it progress, verifying a
+submission, and watching a version for probing (hiding rows, lowering a quota, disabling an account)."""
 
 from __future__ import annotations
 
 from django.contrib import messages
+from django.forms import Form
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_POST
 
 from evaluation.models import BenchmarkVersion
 from evaluation.scoring.score import SCORER_VERSION
-from leaderboard.forms import VerificationForm
+from leaderboard.forms import AccountForm, HideRowsForm, QuotaLowerForm, VerificationForm
 from leaderboard.models import Rescoring, Submission
+from leaderboard.moderation import QuotaNotLowered, submission_quota_lower, submissions_hide
+from leaderboard.probing import probing_report
 from leaderboard.rescoring import rescoring_start
 from leaderboard.services import NotVerifiable, submission_verify
+from termite_site.accounts.services import AccountNotDisabled, account_disable
 from termite_site.decorators import staff_required
 
 
@@ -67,9 +73,7 @@ def submission_verify_view(request: HttpRequest, pk: int) -> HttpResponse:
     submission = get_object_or_404(Submission.objects.select_related("version"), pk=pk)
     form = VerificationForm(request.POST)
     if not form.is_valid():
-        for errors in form.errors.values():
-            for error in errors:
-                messages.error(request, error)
+        _errors_as_messages(request, form)
         return redirect(submission)
     try:
         submission_verify(
@@ -88,3 +92,96 @@ def submission_verify_view(request: HttpRequest, pk: int) -> HttpResponse:
                 request, _("Submission #%(id)s is a self-reported run again.") % {"id": submission.pk}
             )
     return redirect(submission)
+
+
+@staff_required
+def probing(request: HttpRequest, label: str) -> HttpResponse:
+    """The version's accounts whose uploads look like probing, with the evidence and staff's actions."""
+    version = get_object_or_404(BenchmarkVersion, label=label)
+    return render(
+        request,
+        "leaderboard/staff/probing.html",
+        {"report": probing_report(version=version), "version": version},
+    )
+
+
+@require_POST
+@staff_required
+def probing_hide(request: HttpRequest, label: str) -> HttpResponse:
+    version = get_object_or_404(BenchmarkVersion, label=label)
+    form = HideRowsForm(request.POST, version=version)
+    if not form.is_valid():
+        _errors_as_messages(request, form)
+        return _back_to_probing(label)
+    hidden = list(form.cleaned_data["submissions"].select_related("user").order_by("pk"))
+    submissions_hide(submissions=hidden, reason=form.cleaned_data["reason"], by=request.user)
+    messages.success(
+        request,
+        _("Hidden from the public pages: %(ids)s.") % {"ids": ", ".join(f"#{s.pk}" for s in hidden)},
+    )
+    return _back_to_probing(label, user=hidden[0].user)
+
+
+@require_POST
+@staff_required
+def probing_quota(request: HttpRequest, label: str) -> HttpResponse:
+    get_object_or_404(BenchmarkVersion, label=label)
+    form = QuotaLowerForm(request.POST)
+    if not form.is_valid():
+        _errors_as_messages(request, form)
+        return _back_to_probing(label)
+    user = form.cleaned_data["user"]
+    try:
+        quota = submission_quota_lower(
+            user=user,
+            per_day=form.cleaned_data["per_day"],
+            per_version=form.cleaned_data["per_version"],
+            by=request.user,
+        )
+    except QuotaNotLowered as error:
+        messages.error(request, str(error))
+    else:
+        messages.success(
+            request,
+            _("%(user)s may now submit %(day)s times a day and %(version)s times per version.")
+            % {"user": user.get_username(), "day": quota.per_day, "version": quota.per_version},
+        )
+    return _back_to_probing(label, user=user)
+
+
+@require_POST
+@staff_required
+def probing_disable(request: HttpRequest, label: str) -> HttpResponse:
+    get_object_or_404(BenchmarkVersion, label=label)
+    form = AccountForm(request.POST)
+    if not form.is_valid():
+        _errors_as_messages(request, form)
+        return _back_to_probing(label)
+    user = form.cleaned_data["user"]
+    try:
+        revoked = account_disable(user=user, by=request.user)
+    except AccountNotDisabled as error:
+        messages.error(request, str(error))
+    else:
+        messages.success(
+            request,
+            ngettext(
+                "%(user)s is disabled: it can no longer log in, and its %(n)s API token is revoked.",
+                "%(user)s is disabled: it can no longer log in, and its %(n)s API tokens are revoked.",
+                revoked,
+            )
+            % {"user": user.get_username(), "n": revoked},
+        )
+    return _back_to_probing(label, user=user)
+
+
+def _back_to_probing(label: str, *, user=None) -> HttpResponse:
+    """The probing page again, at the account acted on when there is one."""
+    url = reverse("leaderboard_staff:probing", kwargs={"label": label})
+    return redirect(f"{url}#account-{user.pk}" if user is not None else url)
+
+
+def _errors_as_messages(request: HttpRequest, form: Form) -> None:
+    for errors in form.errors.values():
+        for error in errors:
+            messages.error(request, error)

@@ -242,6 +242,14 @@ TERMITE_PUBLIC_PER_VERSION = env_int("TERMITE_PUBLIC_PER_VERSION", 3)
 TERMITE_TEAM_QUOTAS = env_bool("TERMITE_TEAM_QUOTAS", True)
 # Days an invitation link to a team stays usable.
 TERMITE_TEAM_INVITATION_DAYS = env_int("TERMITE_TEAM_INVITATION_DAYS", 7)
+# Watching for probing (leaderboard/probing.py, the staff page of a version): a resubmission changing at
+# most this many predictions of an earlier file of the same account; a file with at least this share of
+# trivial predictions; two accounts' files sharing at least this share of their predictions, counting as
+# evidence only the predictions written by at most this share of the accounts.
+TERMITE_PROBING_MAX_CHANGED = env_int("TERMITE_PROBING_MAX_CHANGED", 5)
+TERMITE_PROBING_TRIVIAL_SHARE = env_float("TERMITE_PROBING_TRIVIAL_SHARE", 0.5)
+TERMITE_PROBING_SIMILARITY = env_float("TERMITE_PROBING_SIMILARITY", 0.9)
+TERMITE_PROBING_COMMON_SHARE = env_float("TERMITE_PROBING_COMMON_SHARE", 0.1)
 # How long scoring took depends on the hidden data: participants see a result only at the next multiple
 # of this many seconds after scoring started, so the time tells at most log2(job time / this + 1) bits.
 TERMITE_RESULT_RELEASE_SECONDS = env_int("TERMITE_RESULT_RELEASE_SECONDS", 10)

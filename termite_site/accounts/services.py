@@ -25,6 +25,7 @@ from termite_site.accounts.models import (
     hash_token,
 )
 from termite_site.accounts.signals import team_renamed
+from termite_site.audit import staff_action_record
 
 logger = logging.getLogger(__name__)
 
@@ -356,3 +357,36 @@ def team_leave(*, team: Team, user: User) -> None:
                 % {"team": team.name}
             )
         mine.delete()
+
+
+class AccountNotDisabled(Exception):
+    """The account cannot be disabled from here; the message says why."""
+
+
+def account_disable(*, user: User, by: User) -> int:
+    """Disable `user`'s account and revoke its API tokens; the number of tokens revoked.
+
+    A disabled account cannot log in, and its open sessions end at their next request (Django's
+    authentication refuses inactive users); its revoked tokens stay revoked should it be enabled again in
+    the admin. Raises AccountNotDisabled for one's own account, a staff account (take its staff status
+    away in the admin first) or one already disabled; nothing changes then.
+    """
+    if user.pk == by.pk:
+        raise AccountNotDisabled(_("You cannot disable your own account."))
+    if user.is_staff or user.is_superuser:
+        raise AccountNotDisabled(
+            _("%(user)s is a staff account: take its staff status away in the admin first.")
+            % {"user": user.get_username()}
+        )
+    if not user.is_active:
+        raise AccountNotDisabled(_("%(user)s is already disabled.") % {"user": user.get_username()})
+    with transaction.atomic():
+        user.is_active = False
+        user.save(update_fields=["is_active"])
+        tokens = list(user.api_tokens.active())
+        for token in tokens:
+            token.revoke()
+        staff_action_record(
+            by=by, objects=[user], message=f"Disabled the account and revoked {len(tokens)} API token(s)."
+        )
+    return len(tokens)

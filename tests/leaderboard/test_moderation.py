@@ -1,10 +1,14 @@
-"""Staff moderate submissions in the admin: hidden ones leave the public pages, with a public reason."""
+"""Staff moderate submissions in the admin and from the probing page: hidden ones leave the public pages,
+with a public reason; a user's quota is lowered."""
 
 from __future__ import annotations
 
 import pytest
+from django.contrib.admin.models import LogEntry
 from django.urls import reverse
 
+from leaderboard.models import SubmissionQuota
+from leaderboard.moderation import QuotaNotLowered, submission_quota_lower, submissions_hide
 from leaderboard.services import submission_moderate, submission_score
 from tests.leaderboard.scored import scored_fields
 
@@ -75,3 +79,31 @@ def test_staff_raise_a_quota_from_the_admin(client, django_user_model, owner):
     )
     assert response.status_code == 302
     assert owner.submission_quota.per_day == 20
+
+
+def test_hiding_rows_keeps_their_flags_and_is_recorded_per_row(make_submission, staff):
+    flagged = make_submission(is_flagged=True)
+    plain = make_submission()
+    submissions_hide(submissions=[flagged, plain], reason="Sonde", by=staff)
+    for submission in (flagged, plain):
+        submission.refresh_from_db()
+        assert submission.is_hidden and submission.moderation_reason == "Sonde"
+    assert (flagged.is_flagged, plain.is_flagged) == (True, False)
+    assert sorted(LogEntry.objects.filter(user=staff).values_list("object_id", flat=True)) == sorted(
+        [str(flagged.pk), str(plain.pk)]
+    )
+
+
+def test_a_quota_is_lowered_only_below_the_current_one(owner, staff, settings):
+    settings.TERMITE_DAILY_QUOTA, settings.TERMITE_VERSION_QUOTA = 5, 100
+    for per_day, per_version in ((5, 100), (6, 50), (4, 101)):
+        with pytest.raises(QuotaNotLowered):
+            submission_quota_lower(user=owner, per_day=per_day, per_version=per_version, by=staff)
+    with pytest.raises(QuotaNotLowered, match="negative"):
+        submission_quota_lower(user=owner, per_day=-1, per_version=5, by=staff)
+    assert not SubmissionQuota.objects.exists()
+    quota = submission_quota_lower(user=owner, per_day=0, per_version=100, by=staff)
+    assert (quota.per_day, quota.per_version) == (0, 100)
+    # Now the limit is the user's own: lowering again starts from it.
+    with pytest.raises(QuotaNotLowered, match="0 a day"):
+        submission_quota_lower(user=owner, per_day=1, per_version=50, by=staff)
