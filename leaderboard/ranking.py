@@ -22,6 +22,7 @@ from django.core.cache import cache
 from django.db.models import Count
 from django.utils import timezone
 from django.utils.functional import Promise
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from evaluation.models import BenchmarkVersion, Hardness
@@ -142,17 +143,33 @@ class Row:
     def cutoff_unknown(self) -> bool:
         return self.training_cutoff == UNKNOWN
 
-    @property
-    def schema_format_label(self) -> str:
-        return SchemaFormat(self.schema_format).label if self.schema_format else ""
+    # Read when a page is rendered, in its language (rows are cached in none).
 
     @property
-    def instruction_language_label(self) -> str:
-        return InstructionLanguage(self.instruction_language).label if self.instruction_language else ""
+    def prompt_summary(self) -> str:
+        """ "3-shot · SQLite DDL · English": what the card says of the prompt; "" when it says nothing."""
+        parts = [gettext("%(n)s-shot") % {"n": self.shots}] if self.shots is not None else []
+        if self.schema_format:
+            parts.append(str(SchemaFormat(self.schema_format).label))
+        if self.instruction_language:
+            parts.append(str(InstructionLanguage(self.instruction_language).label))
+        return " · ".join(parts)
 
     @property
-    def sampling_label(self) -> str:
-        return Sampling(self.sampling).label if self.sampling else ""
+    def decoding_summary(self) -> str:
+        """ "Decoding: sampling with top-p, T = 0.7 (top-p 0.95) · run on 2025-06-02"; "" when the card
+        says nothing of either."""
+        parts = []
+        if self.sampling:
+            decoding = gettext("Decoding: %(sampling)s") % {"sampling": Sampling(self.sampling).label}
+            if self.temperature is not None:
+                decoding += f", T = {self.temperature:g}"
+            if self.decoding_note:
+                decoding += f" ({self.decoding_note})"
+            parts.append(decoding)
+        if self.run_date:
+            parts.append(gettext("run on %(date)s") % {"date": self.run_date.isoformat()})
+        return " · ".join(parts)
 
     @property
     def search_text(self) -> str:
