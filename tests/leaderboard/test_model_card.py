@@ -11,6 +11,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from django.utils import timezone
 
+from evaluation.services import version_create_draft, version_publish
 from leaderboard.baselines import PAPER_GPT35
 from leaderboard.demo import DEMO_CARDS
 from leaderboard.model_card import (
@@ -324,3 +325,15 @@ def test_the_openapi_document_lists_the_card_for_uploads_and_answers(client, db)
     row = document["components"]["schemas"]["LeaderboardRow"]["properties"]
     assert row["file_sha256"]["type"] == ["string", "null"]
     assert row["training_cutoff"]["type"] == ["string", "null"]
+
+
+def test_a_submission_carried_to_a_derived_version_keeps_its_card_and_its_files_sha256(
+    public_scored, in_process, django_capture_on_commit_callbacks
+):
+    draft = version_create_draft(label="demo-1.1", name="Termite demo", derived_from=public_scored.version)
+    with django_capture_on_commit_callbacks(execute=True):
+        version_publish(version=draft, carry_submissions=True)
+    copy = Submission.objects.get(version=draft)
+    for name in Submission.MODEL_CARD_FIELDS:
+        assert getattr(copy, name) == getattr(public_scored, name), name
+    assert copy.file_sha256 == public_scored.file_sha256
