@@ -18,7 +18,15 @@ class BenchmarkVersionAdmin(admin.ModelAdmin):
 
 @admin.register(Database)
 class DatabaseAdmin(admin.ModelAdmin):
-    list_display = ("slug", "display_name", "version", "source_dialect", "table_count", "row_count")
+    list_display = (
+        "slug",
+        "display_name",
+        "version",
+        "added_on",
+        "source_dialect",
+        "table_count",
+        "row_count",
+    )
     list_filter = ("version",)
     exclude = ("original_dump",)
     readonly_fields = (

@@ -14,7 +14,8 @@ _EPOCH = (2024, 1, 1, 0, 0, 0)
 
 README = """{version}: the Termite task bundle
 
-questions.jsonl   one question per line: question_id, db_id, question (Italian), hardness
+questions.jsonl   one question per line: question_id, db_id, question (Italian), hardness, and added_on,
+                  the day its database was added to the benchmark (YYYY-MM-DD)
 schemas/mysql/    each database's schema as MySQL (the dialect the benchmark was written for)
 schemas/sqlite/   the same schemas as the SQLite copies the scorer runs on (their COLLATE names are
                   MySQL's collations, which the scorer registers; drop them to load a file elsewhere)
@@ -49,6 +50,7 @@ def build_bundle(version: BenchmarkVersion) -> bytes:
                     "db_id": q.database.slug,
                     "question": q.text,
                     "hardness": q.hardness,
+                    "added_on": q.database.added_on.isoformat(),
                 },
                 ensure_ascii=False,
             )

@@ -81,6 +81,12 @@ class ImportArchiveForm(forms.Form):
         label=_("Version label"), max_length=40, validators=[LABEL_VALIDATOR], initial="1.0"
     )
     publish = forms.BooleanField(label=_("Publish at once"), required=False)
+    added_on = forms.DateField(
+        label=_("Added to the benchmark on"),
+        required=False,
+        widget=forms.DateInput(attrs={"type": "date"}),
+        help_text=_("Default: the newest date inside the archive, when its authors packed it."),
+    )
 
 
 class ExcludeQuestionForm(forms.Form):

@@ -134,6 +134,11 @@ class Database(models.Model):
     )
     # How its test suite was built (evaluation/scoring/suites.py): candidates, kept, seconds, seed.
     suite_report = models.JSONField(default=dict, blank=True)
+    # The day the database and its questions joined the benchmark, which its questions read through it:
+    # a database comes with its questions and none is added on its own. A version derived from another
+    # keeps the dates of the databases it carries. The leaderboard compares it with a model's training
+    # cutoff (leaderboard/contamination.py); it is no secret, and participants see it.
+    added_on = models.DateField(_("added to the benchmark on"), default=timezone.localdate)
     # Built copies are content-addressed (the file name is its sha256), so versions share them and a
     # copy never changes under a running scorer.
     sqlite_sha256 = models.CharField(max_length=64)

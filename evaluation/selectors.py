@@ -3,7 +3,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 
 from django.db.models import Count, Min, Q
 from django.http import Http404
@@ -55,6 +55,11 @@ def question_ids_by_database(*, version: BenchmarkVersion) -> dict[str, list[str
     ):
         ids.setdefault(slug, []).append(public_id)
     return ids
+
+
+def question_dates(*, version: BenchmarkVersion) -> dict[str, date]:
+    """The scored questions of a version, each with the day its database was added to the benchmark."""
+    return dict(version.questions.scored().values_list("public_id", "database__added_on"))
 
 
 def changelog_versions() -> list[BenchmarkVersion]:

@@ -11,6 +11,7 @@ import shutil
 import sqlite3
 import tempfile
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 
 from django.conf import settings
@@ -81,8 +82,13 @@ def benchmark_import(
     name: str = "Termite",
     publish: bool = True,
     reference_url: str | None = None,
+    added_on: date | None = None,
 ) -> ImportResult:
-    """Import the Termite archive as version `label`; importing the same archive again changes nothing."""
+    """Import the Termite archive as version `label`; importing the same archive again changes nothing.
+
+    Its databases count as added to the benchmark on `added_on`; by default on the day the authors
+    packed the archive (its newest entry), or today if the archive does not say.
+    """
     source = read_termite_archive(archive, password)
     existing = BenchmarkVersion.objects.filter(label=label).first()
     if existing is not None:
@@ -98,11 +104,19 @@ def benchmark_import(
         publish=publish,
         reference_url=reference_url,
         title=f"Import of {archive.name}",
+        added_on=added_on or source.packed_on or timezone.localdate(),
     )
 
 
 def _create_version(
-    *, source: BenchmarkSource, label: str, name: str, publish: bool, reference_url: str | None, title: str
+    *,
+    source: BenchmarkSource,
+    label: str,
+    name: str,
+    publish: bool,
+    reference_url: str | None,
+    title: str,
+    added_on: date,
 ) -> ImportResult:
     with tempfile.TemporaryDirectory(prefix="termite-build-") as workdir:
         prepared = prepare_benchmark(
@@ -110,7 +124,7 @@ def _create_version(
         )
         with _installed_files(_built_files(prepared)), transaction.atomic():
             version = BenchmarkVersion.objects.create(name=name, label=label, source_sha256=source.sha256)
-            _store(version, prepared)
+            _store(version, prepared, added_on=added_on)
             report = _store_report(version, prepared, title=title)
             if publish:
                 version.publish()
@@ -123,8 +137,10 @@ def database_add(
     database: DatabaseSource,
     questions: list[QuestionSource],
     reference_url: str | None = None,
+    added_on: date | None = None,
 ) -> ValidationReport:
-    """Add one database and its questions to a draft version."""
+    """Add one database and its questions to a draft version, as added to the benchmark on `added_on`
+    (default: today)."""
     if version.is_published:
         raise VersionStateError(f"{version} is published; add databases to a new draft version")
     if version.databases.filter(slug=database.slug).exists():
@@ -135,14 +151,15 @@ def database_add(
             source, workdir=Path(workdir), reference_url=reference_url, **_suite_settings()
         )
         with _installed_files(_built_files(prepared)), transaction.atomic():
-            _store(version, prepared)
+            _store(version, prepared, added_on=added_on or timezone.localdate())
             return _store_report(version, prepared, title=f"Database {database.slug} added")
 
 
 def version_create_draft(
     *, label: str, name: str, notes: str = "", derived_from: BenchmarkVersion | None = None
 ):
-    """A new draft, empty or holding a copy of another version's databases and questions.
+    """A new draft, empty or holding a copy of another version's databases and questions. A copied
+    database keeps the day it was added to the benchmark.
 
     A copy leaves out of scoring the questions that accepted errata report (`errata_to_carry` says which),
     each with its erratum's public reason: an accepted erratum flows into the next version.
@@ -312,11 +329,12 @@ def _built_files(prepared: PreparedBenchmark) -> list[tuple[Path, str]]:
     return files
 
 
-def _store(version: BenchmarkVersion, prepared: PreparedBenchmark) -> None:
+def _store(version: BenchmarkVersion, prepared: PreparedBenchmark, *, added_on: date) -> None:
     databases = {}
     for db in prepared.databases:
         databases[db.source.slug] = Database.objects.create(
             version=version,
+            added_on=added_on,
             slug=db.source.slug,
             display_name=db.source.display_name,
             description=db.source.description,
@@ -447,6 +465,9 @@ def _store_report(version: BenchmarkVersion, prepared: PreparedBenchmark, *, tit
 
 
 DEMO_LABEL = "demo-1.0"
+# The demo's databases joined its benchmark on these (made-up) days, a year apart, so that the demo
+# leaderboard can show EA on the questions added after a model's training cutoff.
+DEMO_ADDED_ON = {"biblioteca": date(2024, 3, 1), "ciclismo": date(2025, 3, 1)}
 
 
 def demo_benchmark_load(
@@ -463,6 +484,12 @@ def demo_benchmark_load(
             label=label, name="Termite demo", notes="A small demo benchmark written for this portal."
         )
         for database, questions in demo_database_sources():
-            database_add(version=version, database=database, questions=questions, reference_url=reference_url)
+            database_add(
+                version=version,
+                database=database,
+                questions=questions,
+                reference_url=reference_url,
+                added_on=DEMO_ADDED_ON.get(database.slug),
+            )
         version_publish(version=version)
     return version

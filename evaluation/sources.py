@@ -11,6 +11,7 @@ import json
 import re
 import zipfile
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 
 import pyzipper
@@ -55,6 +56,8 @@ class BenchmarkSource:
     databases: list[DatabaseSource]
     questions: list[QuestionSource]
     sha256: str = field(default="")
+    # When the authors packed the archive: the newest date among its entries; None if it has none.
+    packed_on: date | None = None
 
 
 def _decode(data: bytes, where: str) -> str:
@@ -112,7 +115,26 @@ def read_termite_archive(path: Path, password: str) -> BenchmarkSource:
             databases.append(
                 DatabaseSource(slug=slug, display_name=display or slug, dump=dump, schema_dump=schema)
             )
-    return BenchmarkSource(databases=databases, questions=_number_questions(items), sha256=digest.hexdigest())
+    return BenchmarkSource(
+        databases=databases,
+        questions=_number_questions(items),
+        sha256=digest.hexdigest(),
+        packed_on=_newest_entry_date(members.values()),
+    )
+
+
+def _newest_entry_date(entries) -> date | None:
+    """The newest modification date among a zip's entries, from their headers (no content is read).
+    A zip writer that sets no dates leaves 1980-01-01, the format's first day: that tells nothing."""
+    dates = []
+    for info in entries:
+        try:
+            day = date(*info.date_time[:3])
+        except ValueError:  # a damaged header's month 0 or day 0
+            continue
+        if day > date(1980, 1, 1):
+            dates.append(day)
+    return max(dates, default=None)
 
 
 def _parse_archive_questions(text: str, where: str) -> list[dict]:

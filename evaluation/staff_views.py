@@ -79,6 +79,7 @@ def import_archive(request: HttpRequest) -> HttpResponse:
                 label=form.cleaned_data["label"],
                 publish=form.cleaned_data["publish"],
                 reference_url=_reference_url(),
+                added_on=form.cleaned_data["added_on"],
             )
         except SourceError as error:
             # Name the file as the admin knows it, not the temporary copy.

@@ -75,6 +75,9 @@ class SubmissionAdmin(admin.ModelAdmin):
         ("verified", "verified_note"),
         ("verified_at", "verified_by"),
         ("model_name", "team", "user", "version"),
+        ("model_size", "weights", "approach", "training_cutoff"),
+        ("shots", "schema_format", "instruction_language"),
+        ("sampling", "temperature", "decoding_note", "run_date"),
         ("status", "attempts", "failure_reason"),
         ("created_at", "enqueued_at", "started_at", "scored_at", "withdrawn_at"),
         ("file_name", "file_sha256", "scorer_version"),
@@ -133,7 +136,9 @@ class BaselineAdmin(admin.ModelAdmin):
     search_fields = ("model_name", "team", "source")
     fields = (
         ("version", "model_name", "team"),
-        ("model_size", "weights", "approach"),
+        ("model_size", "weights", "approach", "training_cutoff"),
+        ("shots", "schema_format", "instruction_language"),
+        ("sampling", "temperature", "decoding_note", "run_date"),
         "per_database",
         ("ea", "shown_ea"),
         "spider_dev_ea",

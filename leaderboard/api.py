@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from datetime import date
 from functools import wraps
 
 from django.conf import settings
@@ -69,6 +70,17 @@ def token_optional(view: Callable) -> Callable:
     return csrf_exempt(wrapper)
 
 
+def model_card_json(submission: Submission) -> dict:
+    """The model card as uploaded (every field of the upload form but `public`): dates in ISO 8601, and
+    null for a field left empty."""
+    card = {}
+    for name in Submission.MODEL_CARD_FIELDS:
+        value = getattr(submission, name)
+        if name != "is_public":
+            card[name] = value.isoformat() if isinstance(value, date) else None if value == "" else value
+    return card
+
+
 def submission_json(request: HttpRequest, submission: Submission) -> dict:
     seen = feedback.feedback_for(submission, request.user)
     body = {
@@ -77,6 +89,7 @@ def submission_json(request: HttpRequest, submission: Submission) -> dict:
         "model_name": submission.model_name,
         "team": {"name": submission.team.name, "slug": submission.team.slug} if submission.team else None,
         "public": submission.is_public,
+        "model_card": model_card_json(submission),
         "receipt": submission.receipt if seen.disclosure.own_queries else None,
         "error": seen.failure or None,
         "scores": seen.shown,

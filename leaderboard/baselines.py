@@ -13,7 +13,14 @@ from typing import Any
 from django.db import transaction
 
 from evaluation.models import BenchmarkVersion
-from leaderboard.model_card import Approach, Weights
+from leaderboard.model_card import (
+    Approach,
+    InstructionLanguage,
+    Sampling,
+    SchemaFormat,
+    Weights,
+    parse_cutoff,
+)
 from leaderboard.models import Baseline
 from leaderboard.services import leaderboard_changed
 
@@ -34,6 +41,16 @@ class PaperBaseline:
     fields: dict[str, Any]
 
 
+# The model card's choices, which a value of the file must be one of.
+_CHOICES = {
+    "weights": Weights,
+    "approach": Approach,
+    "schema_format": SchemaFormat,
+    "instruction_language": InstructionLanguage,
+    "sampling": Sampling,
+}
+
+
 def paper_baseline_read(path: Path = PAPER_BASELINE_FILE) -> PaperBaseline:
     """The reference file, checked: EA for exactly the databases it names, and choices the model card knows."""
     with path.open("rb") as file:
@@ -42,7 +59,11 @@ def paper_baseline_read(path: Path = PAPER_BASELINE_FILE) -> PaperBaseline:
     if set(ea_percent) != set(databases):
         raise ValueError(f"{path.name}: EA is given for {sorted(ea_percent)}, not for {sorted(databases)}")
     fields = dict(data["baseline"])
-    fields["weights"], fields["approach"] = Weights(fields["weights"]), Approach(fields["approach"])
+    for name, choices in _CHOICES.items():
+        if name in fields:
+            fields[name] = choices(fields[name])
+    if "training_cutoff" in fields:
+        fields["training_cutoff"] = parse_cutoff(fields["training_cutoff"])
     return PaperBaseline(databases=databases, ea_percent=ea_percent, fields=fields)
 
 

@@ -9,6 +9,7 @@ import hashlib
 import json
 import secrets
 from dataclasses import dataclass
+from datetime import date
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -18,6 +19,7 @@ from evaluation.models import BenchmarkVersion
 from evaluation.scoring.score import SCORER_VERSION
 from evaluation.services import DEMO_LABEL, demo_benchmark_load, version_build_suites
 from evaluation.sources import DEMO_DATABASES, DEMO_DIR
+from leaderboard.model_card import Approach, InstructionLanguage, Sampling, SchemaFormat, Weights
 from leaderboard.models import Rescoring, Submission
 from leaderboard.rescoring import rescoring_start
 from leaderboard.services import submission_score
@@ -102,6 +104,50 @@ def _wrong_answer(question_id: str) -> str:
     return f"SELECT COUNT(*) FROM {_A_TABLE[database]} WHERE 1 = 0"
 
 
+# The demo systems' model cards, complete as a public submission's must be. Made up, like the systems;
+# the cutoffs fall before, between and after the demo databases' dates (evaluation.services.DEMO_ADDED_ON),
+# so that the leaderboard shows EA after the cutoff.
+DEMO_CARDS: dict[str, dict] = {
+    "Oracolo (the demo's own answers)": {
+        "model_size": "unknown",
+        "weights": Weights.CLOSED,
+        "approach": Approach.OTHER,
+        "training_cutoff": "unknown",
+        "shots": 0,
+        "schema_format": SchemaFormat.MYSQL_DDL,
+        "instruction_language": InstructionLanguage.ITALIAN,
+        "sampling": Sampling.GREEDY,
+        "decoding_note": "the gold queries, copied",
+        "run_date": date(2025, 6, 2),
+    },
+    "Metà e metà": {
+        "model_size": "7B",
+        "weights": Weights.OPEN,
+        "approach": Approach.PROMPTING,
+        "training_cutoff": "2024-09-30",
+        "shots": 3,
+        "schema_format": SchemaFormat.SQLITE_DDL,
+        "instruction_language": InstructionLanguage.ENGLISH,
+        "sampling": Sampling.TOP_P,
+        "temperature": 0.7,
+        "decoding_note": "top-p 0.95",
+        "run_date": date(2025, 6, 2),
+    },
+    "Solo domande facili": {
+        "model_size": "70B",
+        "weights": Weights.OPEN,
+        "approach": Approach.FINE_TUNING,
+        "training_cutoff": "2023-12-31",
+        "shots": 0,
+        "schema_format": SchemaFormat.TABLES_JSON,
+        "instruction_language": InstructionLanguage.ITALIAN,
+        "sampling": Sampling.BEAM,
+        "decoding_note": "beam width 4",
+        "run_date": date(2025, 6, 3),
+    },
+}
+
+
 def demo_submissions_load(*, version: BenchmarkVersion) -> int:
     """Three public, scored submissions on the demo benchmark, so that a new portal shows a leaderboard.
 
@@ -131,6 +177,7 @@ def demo_submissions_load(*, version: BenchmarkVersion) -> int:
             model_name=model_name,
             team=team,
             is_public=True,
+            **DEMO_CARDS[model_name],
             predictions=predictions,
             file_name="demo.jsonl",
             file_sha256=hashlib.sha256(json.dumps(predictions, sort_keys=True).encode()).hexdigest(),

@@ -11,7 +11,7 @@ import io
 from typing import Annotated, TypedDict
 
 from evaluation.scoring.scores_json import Fraction, Schema
-from leaderboard.model_card import Approach, Weights
+from leaderboard.model_card import Approach, InstructionLanguage, Sampling, SchemaFormat, Weights
 from leaderboard.ranking import Leaderboard, Row
 
 
@@ -89,6 +89,49 @@ class LeaderboardRowJSON(TypedDict):
         str | None,
         Schema(description="How the run was verified, in the organisers' words; null if it was not"),
     ]
+    # How the predictions were made, as the model card says (null where it is silent: private
+    # submissions, older rows and baselines may be).
+    training_cutoff: Annotated[
+        str | None,
+        Schema(description='The model\'s training-data cutoff: a date, YYYY-MM-DD, or "unknown"'),
+    ]
+    shots: Annotated[int | None, Schema(description="Examples in the prompt: 0 for zero-shot")]
+    schema_format: Annotated[
+        str | None,
+        Schema(enum=[*SchemaFormat.values, None], description="How the prompt gave the schema"),
+    ]
+    instruction_language: Annotated[
+        str | None,
+        Schema(
+            enum=[*InstructionLanguage.values, None], description="The language of the prompt's instructions"
+        ),
+    ]
+    sampling: Annotated[
+        str | None, Schema(enum=[*Sampling.values, None], description="How the output was decoded")
+    ]
+    temperature: float | None
+    decoding_note: str | None
+    run_date: Annotated[str | None, Schema(format="date", description="When the predictions were generated")]
+    paper_url: Annotated[str | None, Schema(description="For a baseline, the paper that reports it")]
+    code_url: str | None
+    model_url: str | None
+    file_sha256: Annotated[
+        str | None,
+        Schema(
+            description="The sha256 of the predictions file as uploaded, so that a number can be tied to"
+            " one file; null for baselines"
+        ),
+    ]
+    ea_after_cutoff: Annotated[
+        Fraction | None,
+        Schema(
+            description="EA on the questions added to the benchmark after the model's training-data"
+            " cutoff; null without a cutoff date, when no question came after it, and for baselines"
+        ),
+    ]
+    questions_after_cutoff: Annotated[
+        int | None, Schema(description="How many scored questions ea_after_cutoff is over; null with it")
+    ]
 
 
 class LeaderboardJSON(TypedDict):
@@ -133,6 +176,20 @@ def json_row(row: Row) -> LeaderboardRowJSON:
         "verified": row.verified,
         "verified_at": row.verified_at.isoformat() if row.verified_at else None,
         "verified_note": row.verified_note if row.verified else None,
+        "training_cutoff": row.training_cutoff or None,
+        "shots": row.shots,
+        "schema_format": row.schema_format or None,
+        "instruction_language": row.instruction_language or None,
+        "sampling": row.sampling or None,
+        "temperature": row.temperature,
+        "decoding_note": row.decoding_note or None,
+        "run_date": row.run_date.isoformat() if row.run_date else None,
+        "paper_url": row.paper_url or None,
+        "code_url": row.code_url or None,
+        "model_url": row.model_url or None,
+        "file_sha256": row.file_sha256 or None,
+        "ea_after_cutoff": row.ea_after_cutoff,
+        "questions_after_cutoff": row.questions_after_cutoff,
     }
 
 
@@ -165,6 +222,20 @@ def csv_header(board: Leaderboard) -> list[str]:
         "verified_at",
         "verified_note",
         "team_slug",
+        "training_cutoff",
+        "shots",
+        "schema_format",
+        "instruction_language",
+        "sampling",
+        "temperature",
+        "decoding_note",
+        "run_date",
+        "paper_url",
+        "code_url",
+        "model_url",
+        "file_sha256",
+        "ea_after_cutoff",
+        "questions_after_cutoff",
     ]
 
 
@@ -203,6 +274,20 @@ def csv_text(board: Leaderboard) -> str:
                 row.verified_at.isoformat() if row.verified_at else "",
                 _text(row.verified_note),
                 _text(row.team_slug),
+                row.training_cutoff,
+                _number(row.shots),
+                row.schema_format,
+                row.instruction_language,
+                row.sampling,
+                _number(row.temperature),
+                _text(row.decoding_note),
+                row.run_date.isoformat() if row.run_date else "",
+                _text(row.paper_url),
+                _text(row.code_url),
+                _text(row.model_url),
+                row.file_sha256,
+                _number(row.ea_after_cutoff),
+                _number(row.questions_after_cutoff),
             ]
         )
     return out.getvalue()

@@ -18,8 +18,8 @@ the scores, never of the hidden databases in any other way.
   across many pairs of one's own files, those counts would add up to which answers are right.
 
 Every page, API answer, export and chart takes a submission's scores and per-question lines from
-`feedback_for` (or, for the public ranking, `public_scores`); tests/leaderboard/test_feedback_policy.py
-fails when another module reads them directly.
+`feedback_for` (or, for the public ranking, `public_scores` and `public_ea_verdicts`);
+tests/leaderboard/test_feedback_policy.py fails when another module reads them directly.
 """
 
 from __future__ import annotations
@@ -152,6 +152,13 @@ def visible_scores(scores: ScoresJSON, seen: Disclosure) -> VisibleScoresJSON:
 def public_scores(scores: ScoresJSON) -> VisibleScoresJSON:
     """The scores of a public submission, as the leaderboard and its exports show them to anyone."""
     return visible_scores(scores, PUBLIC)
+
+
+def public_ea_verdicts(outcomes: Any) -> dict[str, bool] | None:
+    """A public submission's EA verdict per scored question (`Submission.outcomes`), for the leaderboard
+    to aggregate over whole databases (leaderboard/contamination.py): an aggregate of what the public
+    breakdowns show already, never shown per question. None when the lines lack a verdict."""
+    return _ea_verdicts(outcomes)
 
 
 def question_lines(submission: Submission, seen: Disclosure) -> list[dict]:

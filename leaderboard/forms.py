@@ -9,14 +9,15 @@ from django.utils.html import escape
 from django.utils.translation import gettext_lazy as _
 
 from evaluation.models import BenchmarkVersion
-from leaderboard.model_card import Approach, Weights
+from leaderboard.model_card import UNKNOWN, Approach, Weights, card_problems, parse_cutoff
 from leaderboard.models import Submission
 from leaderboard.ranking import COLUMN_GROUPS
 from termite_site.accounts.models import Team
 
 
 class SubmissionForm(forms.ModelForm):
-    """The model card and the file; the file's content is validated by the service, line by line."""
+    """The model card and the file; the file's content is validated by the service, line by line. The
+    API's upload (leaderboard/api.py) is this form too, so both say the same of a model card."""
 
     version = forms.ModelChoiceField(
         label=_("Benchmark version"),
@@ -48,15 +49,32 @@ class SubmissionForm(forms.ModelForm):
             )
         },
     )
+    model_url = forms.URLField(
+        label=_("Model URL"),
+        required=False,
+        assume_scheme="https",
+        help_text=_("e.g. its page on a model hub"),
+    )
+    # Longer than the stored "YYYY-MM-DD" so that anything else gets the message that says what to write.
+    training_cutoff = forms.CharField(
+        label=_("Training-data cutoff"),
+        required=False,
+        max_length=40,
+        help_text=_("YYYY-MM-DD (a month, YYYY-MM, means its last day), or unknown"),
+        widget=forms.TextInput(attrs={"placeholder": "YYYY-MM-DD"}),
+    )
 
     class Meta:
         model = Submission
         fields = Submission.MODEL_CARD_FIELDS
-        widgets = {"description": forms.Textarea(attrs={"rows": 3})}
+        widgets = {
+            "description": forms.Textarea(attrs={"rows": 3}),
+            "run_date": forms.DateInput(attrs={"type": "date"}),
+        }
 
     field_order = ("model_name", "team")
 
-    # Choices a script may leave out; they take the model card's defaults.
+    # Choices a script may leave out on a private submission; they take the model card's defaults.
     DEFAULTED = ("weights", "approach", "dialect")
 
     def __init__(self, *args, user, **kwargs):
@@ -66,8 +84,21 @@ class SubmissionForm(forms.ModelForm):
         for name in self.DEFAULTED:
             self.fields[name].required = False
 
+    def clean_model_size(self) -> str:
+        size = self.cleaned_data["model_size"].strip()
+        return UNKNOWN if size.lower() == UNKNOWN else size
+
+    def clean_training_cutoff(self) -> str:
+        text = self.cleaned_data["training_cutoff"]
+        return parse_cutoff(text) if text.strip() else ""
+
     def clean(self):
         cleaned = super().clean()
+        # Before the defaults: on a public submission a choice left out is missing, not the default.
+        problems = card_problems(cleaned, public=bool(cleaned.get("is_public")))
+        for name, message in problems.items():
+            if name not in self.errors:  # a value already refused needs no second error
+                self.add_error(name, message)
         for name in self.DEFAULTED:
             if not cleaned.get(name):
                 cleaned[name] = Submission._meta.get_field(name).default

@@ -79,6 +79,7 @@ class Submission(ModelCard):
     description = models.TextField(_("description"), max_length=2000, blank=True)
     paper_url = models.URLField(_("paper URL"), blank=True)
     code_url = models.URLField(_("code URL"), blank=True)
+    model_url = models.URLField(_("model URL"), blank=True, help_text=_("e.g. its page on a model hub"))
     dialect = models.CharField(
         _("SQL dialect of the predictions"), max_length=10, choices=Dialect.choices, default=Dialect.MYSQL
     )
@@ -139,16 +140,26 @@ class Submission(ModelCard):
     objects = SubmissionQuerySet.as_manager()
 
     # What the uploader says about the system, in the order the form asks for it (the team is who
-    # submitted, not what: it is checked and stored apart).
+    # submitted, not what: it is checked and stored apart). What a public submission must fill in is
+    # model_card.PUBLIC_REQUIRED.
     MODEL_CARD_FIELDS = (
         "model_name",
         "description",
         "model_size",
         "weights",
         "approach",
+        "training_cutoff",
+        "shots",
+        "schema_format",
+        "instruction_language",
+        "sampling",
+        "temperature",
+        "decoding_note",
+        "run_date",
         "dialect",
         "paper_url",
         "code_url",
+        "model_url",
         "spider_dev_ea",
         "is_public",
     )

@@ -24,7 +24,14 @@ from evaluation.scoring.vocabulary import DIALECTS, STATIC_OUTCOMES
 from leaderboard.errata_json import ErratumJSON
 from leaderboard.exports import LeaderboardJSON, LeaderboardRowJSON
 from leaderboard.feedback import ComparisonJSON, ScoreHistoryJSON
-from leaderboard.model_card import Approach, Weights
+from leaderboard.model_card import (
+    PUBLIC_REQUIRED,
+    Approach,
+    InstructionLanguage,
+    Sampling,
+    SchemaFormat,
+    Weights,
+)
 from leaderboard.models import Submission
 
 _JSON_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean", type(None): "null"}
@@ -99,6 +106,76 @@ def _union(schemas: list[dict]) -> dict:
     return {"anyOf": schemas}
 
 
+# The model card's fields as the upload takes them (leaderboard/model_card.py says what each means).
+_MODEL_CARD = {
+    "model_name": {"type": "string", "maxLength": 120},
+    "description": {"type": "string"},
+    "model_size": {
+        "type": "string",
+        "description": 'e.g. "7B"; "unknown" for a closed model whose size is not published',
+    },
+    "weights": {
+        "type": "string",
+        "enum": Weights.values,
+        "description": '"unknown" (not said) is accepted on a private submission only',
+    },
+    "approach": {"type": "string", "enum": Approach.values},
+    "training_cutoff": {
+        "type": "string",
+        "description": "The model's training-data cutoff: YYYY-MM-DD (YYYY-MM means the month's last day),"
+        ' or "unknown"',
+    },
+    "shots": {
+        "type": "integer",
+        "minimum": 0,
+        "maximum": 1000,
+        "description": "Examples in the prompt: 0 for zero-shot",
+    },
+    "schema_format": {
+        "type": "string",
+        "enum": SchemaFormat.values,
+        "description": "How the prompt gave the schema: MySQL DDL, SQLite DDL, Spider's tables.json, the full"
+        " dump with its data, or another form",
+    },
+    "instruction_language": {
+        "type": "string",
+        "enum": InstructionLanguage.values,
+        "description": "The language of the prompt's instructions",
+    },
+    "sampling": {
+        "type": "string",
+        "enum": Sampling.values,
+        "description": "How the output was decoded: greedy, sampling with top-p, beam search, or otherwise",
+    },
+    "temperature": {
+        "type": "number",
+        "minimum": 0,
+        "maximum": 10,
+        "description": "May be left out when sampling is greedy or beam",
+    },
+    "decoding_note": {
+        "type": "string",
+        "maxLength": 200,
+        "description": "Free text, e.g. top-p 0.95, beam width 4, self-consistency over 5 samples",
+    },
+    "run_date": {"type": "string", "format": "date", "description": "When the predictions were generated"},
+    "dialect": {"type": "string", "enum": list(DIALECTS)},
+    "paper_url": {"type": "string", "format": "uri"},
+    "code_url": {"type": "string", "format": "uri"},
+    "model_url": {"type": "string", "format": "uri"},
+    "spider_dev_ea": {"type": "number", "minimum": 0, "maximum": 100},
+}
+
+
+def _or_null(schema: dict) -> dict:
+    """`schema`, or null: what a card says when a field was left empty."""
+    schema = dict(schema)
+    schema["type"] = [schema["type"], "null"]
+    if "enum" in schema:
+        schema["enum"] = [*schema["enum"], None]
+    return schema
+
+
 _ERROR = {
     "type": "object",
     "required": ["error"],
@@ -143,6 +220,14 @@ _SUBMISSION = {
             "description": "The team it was made on behalf of; null for none.",
         },
         "public": {"type": "boolean"},
+        "model_card": {
+            "type": "object",
+            "description": "The model card as uploaded; null where a field was left empty.",
+            "properties": {
+                name: _or_null(schema) if name != "model_name" else schema
+                for name, schema in _MODEL_CARD.items()
+            },
+        },
         "receipt": {"type": ["object", "null"]},
         "error": {"type": ["string", "null"]},
         "scores": {"oneOf": [{"type": "null"}, _SCORES]},
@@ -304,9 +389,16 @@ def openapi_document(*, server_url: str) -> dict:
                                 "schema": {
                                     "type": "object",
                                     "required": ["predictions", "model_name"],
+                                    "description": (
+                                        "A public submission must give the whole model card: "
+                                        + ", ".join(PUBLIC_REQUIRED)
+                                        + "; weights open or closed, and the temperature unless sampling"
+                                        " is greedy or beam. Each one missing is named in the error's"
+                                        " `details`."
+                                        " A private submission needs the model name only."
+                                    ),
                                     "properties": {
                                         "predictions": {"type": "string", "format": "binary"},
-                                        "model_name": {"type": "string"},
                                         "version": {
                                             "type": "string",
                                             "description": "Default: the latest published",
@@ -317,14 +409,7 @@ def openapi_document(*, server_url: str) -> dict:
                                             "description": "The slug of one of your teams, to submit on its"
                                             " behalf (it counts towards the team's quota too); default: none",
                                         },
-                                        "description": {"type": "string"},
-                                        "model_size": {"type": "string"},
-                                        "weights": {"type": "string", "enum": Weights.values},
-                                        "approach": {"type": "string", "enum": Approach.values},
-                                        "dialect": {"type": "string", "enum": list(DIALECTS)},
-                                        "paper_url": {"type": "string", "format": "uri"},
-                                        "code_url": {"type": "string", "format": "uri"},
-                                        "spider_dev_ea": {"type": "number", "minimum": 0, "maximum": 100},
+                                        **_MODEL_CARD,
                                     },
                                 }
                             }

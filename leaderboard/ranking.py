@@ -1,8 +1,10 @@
 """The public ranking of one benchmark version: its rows, shared ranks, sorting, filtering and cache.
 
 Only public, scored, live, unhidden submissions (`Submission.objects.ranked`) and admins' baselines are
-read, through `.values()`: never predictions, outcomes or anything of the gold. Every accuracy here is a
-fraction in [0, 1], the self-reported Spider EA too (it is entered in %).
+read, through `.values()`: never predictions or anything of the gold, and outcomes only as the EA
+verdicts `feedback.public_ea_verdicts` gives, for the EA after a training cutoff
+(leaderboard/contamination.py). Every accuracy here is a fraction in [0, 1], the self-reported Spider EA
+too (it is entered in %).
 """
 
 from __future__ import annotations
@@ -20,14 +22,25 @@ from django.core.cache import cache
 from django.db.models import Count
 from django.utils import timezone
 from django.utils.functional import Promise
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from evaluation.models import BenchmarkVersion, Hardness
 from evaluation.scoring.score import SCORER_VERSION, scored_by_older_scorer
 from evaluation.scoring.scores_json import AccuracyJSON, VisibleScoresJSON
 from evaluation.scoring.vocabulary import HARDNESS_LEVELS
+from evaluation.selectors import question_dates
 from leaderboard import feedback
-from leaderboard.model_card import Approach, Weights
+from leaderboard.contamination import ea_after_cutoff
+from leaderboard.model_card import (
+    UNKNOWN,
+    Approach,
+    InstructionLanguage,
+    Sampling,
+    SchemaFormat,
+    Weights,
+    cutoff_date,
+)
 from leaderboard.models import Submission
 
 logger = logging.getLogger(__name__)
@@ -76,6 +89,24 @@ class Row:
     verified_note: str = ""
     # The slug of a submission's team, for its page and the team filter; "" for none and for a baseline.
     team_slug: str = ""
+    # How the predictions were made (leaderboard/model_card.py): empty, or None, where the card is silent.
+    training_cutoff: str = ""  # "YYYY-MM-DD" or "unknown"
+    shots: int | None = None
+    schema_format: str = ""
+    instruction_language: str = ""
+    sampling: str = ""
+    temperature: float | None = None
+    decoding_note: str = ""
+    run_date: date | None = None
+    paper_url: str = ""
+    code_url: str = ""
+    model_url: str = ""
+    # The sha256 of the uploaded file, so that a paper's number can be tied to one file; "" for a baseline.
+    file_sha256: str = ""
+    # EA on the scored questions added after the training cutoff, and how many they are: None when the
+    # card gives no cutoff date or no question came after it (leaderboard/contamination.py).
+    ea_after_cutoff: float | None = None
+    questions_after_cutoff: int | None = None
     rank: int | None = None
 
     @property
@@ -111,6 +142,38 @@ class Row:
         return Approach(self.approach).label
 
     @property
+    def cutoff_unknown(self) -> bool:
+        return self.training_cutoff == UNKNOWN
+
+    # Read when a page is rendered, in its language (rows are cached in none).
+
+    @property
+    def prompt_summary(self) -> str:
+        """ "3-shot · SQLite DDL · English": what the card says of the prompt; "" when it says nothing."""
+        parts = [gettext("%(n)s-shot") % {"n": self.shots}] if self.shots is not None else []
+        if self.schema_format:
+            parts.append(str(SchemaFormat(self.schema_format).label))
+        if self.instruction_language:
+            parts.append(str(InstructionLanguage(self.instruction_language).label))
+        return " · ".join(parts)
+
+    @property
+    def decoding_summary(self) -> str:
+        """ "Decoding: sampling with top-p, T = 0.7 (top-p 0.95) · run on 2025-06-02"; "" when the card
+        says nothing of either."""
+        parts = []
+        if self.sampling:
+            decoding = gettext("Decoding: %(sampling)s") % {"sampling": Sampling(self.sampling).label}
+            if self.temperature is not None:
+                decoding += f", T = {self.temperature:g}"
+            if self.decoding_note:
+                decoding += f" ({self.decoding_note})"
+            parts.append(decoding)
+        if self.run_date:
+            parts.append(gettext("run on %(date)s") % {"date": self.run_date.isoformat()})
+        return " · ".join(parts)
+
+    @property
     def search_text(self) -> str:
         return " ".join((self.model_name, self.team, self.model_size, self.note)).lower()
 
@@ -135,6 +198,9 @@ _VALUES: dict[str, Callable[[Row], Any]] = {
     "model_size": lambda row: row.parameter_count,
     "weights": lambda row: row.weights,
     "approach": lambda row: row.approach,
+    "training_cutoff": lambda row: cutoff_date(row.training_cutoff),
+    "prompt": lambda row: row.shots,
+    "ea_after_cutoff": lambda row: row.ea_after_cutoff,
 }
 
 
@@ -159,6 +225,12 @@ class Leaderboard:
         return HARDNESS_LEVELS
 
     @property
+    def shows_after_cutoff(self) -> bool:
+        """Whether the EA after the training cutoff has a column: only once a ranked row has questions
+        added after its cutoff, since until then it would be empty for every row."""
+        return any(row.questions_after_cutoff for row in self.rows if not row.baseline)
+
+    @property
     def columns(self) -> list[Column]:
         return [
             Column("rank", _("Rank")),
@@ -176,6 +248,7 @@ class Leaderboard:
                 ),
                 about="ts-ea",
             ),
+            *self._after_cutoff_columns(),
             *(Column(f"db_{slug}", slug, "databases") for slug in self.databases),
             *(Column(f"hardness_{level}", Hardness(level).label, "hardness") for level in HARDNESS_LEVELS),
             Column(
@@ -185,6 +258,37 @@ class Leaderboard:
             Column("model_size", _("Size"), "tags"),
             Column("weights", _("Weights"), "tags", numeric=False),
             Column("approach", _("Approach"), "tags", numeric=False),
+            Column(
+                "training_cutoff",
+                _("Cutoff"),
+                "tags",
+                numeric=False,
+                help=_("The model's training-data cutoff, as its authors report it"),
+            ),
+            Column(
+                "prompt",
+                _("Prompt"),
+                "tags",
+                numeric=False,
+                help=_(
+                    "Examples in the prompt, the schema's form and the instructions' language; hover for the decoding"
+                ),
+            ),
+        ]
+
+    def _after_cutoff_columns(self) -> list[Column]:
+        if not self.shows_after_cutoff:
+            return []
+        return [
+            Column(
+                "ea_after_cutoff",
+                _("EA after cutoff"),
+                help=_(
+                    "EA (%) on the questions added to the benchmark after the model's training-data cutoff,"
+                    " and how many they are"
+                ),
+                about="contamination",
+            )
         ]
 
     @property
@@ -257,10 +361,12 @@ def baseline_overall(per_database: dict[str, float], question_counts: dict[str, 
 
 
 def build_leaderboard(*, version: BenchmarkVersion) -> Leaderboard:
-    """The ranking of `version` from the database, in three queries whatever the number of rows."""
-    question_counts = dict(
-        version.databases.order_by("slug").annotate(n=Count("questions")).values_list("slug", "n")
-    )
+    """The ranking of `version` from the database, in three queries whatever the number of rows; two
+    more when a row's training cutoff comes before a database was added (its EA after the cutoff)."""
+    counted = version.databases.order_by("slug").annotate(n=Count("questions"))
+    question_counts, added_on = {}, {}
+    for slug, n, day in counted.values_list("slug", "n", "added_on"):
+        question_counts[slug], added_on[slug] = n, day
     databases = list(question_counts)
     now = timezone.now()
     items = list(_submissions(version))
@@ -269,6 +375,7 @@ def build_leaderboard(*, version: BenchmarkVersion) -> Leaderboard:
     if pending:
         _expire_at(version.label, min(pending))
     rows = [_submission_row(item, databases) for item in items if item["released_at"] not in pending]
+    rows = _with_ea_after_cutoff(rows, version=version, newest=max(added_on.values(), default=None))
     for item in version.baselines.values(*_BASELINE_FIELDS).order_by("model_name"):
         _insert_by_ea(rows, _baseline_row(item, databases, question_counts))
     ranks = shared_ranks(rows)
@@ -279,23 +386,70 @@ def build_leaderboard(*, version: BenchmarkVersion) -> Leaderboard:
     )
 
 
+def _with_ea_after_cutoff(rows: list[Row], *, version: BenchmarkVersion, newest: date | None) -> list[Row]:
+    """`rows`, each with its EA on the questions added after its training cutoff where it has any.
+    Only rows whose cutoff comes before the newest database can have some: for them alone, the
+    questions' dates and the rows' verdicts are read."""
+    dated = {
+        row.submission_id: day
+        for row in rows
+        if (day := cutoff_date(row.training_cutoff)) is not None and newest is not None and day < newest
+    }
+    if not dated:
+        return rows
+    added_on = question_dates(version=version)
+    stored = dict(Submission.objects.filter(pk__in=dated).values_list("pk", "outcomes"))
+    updated = []
+    for row in rows:
+        after = None
+        if row.submission_id in dated:
+            verdicts = feedback.public_ea_verdicts(stored.get(row.submission_id))
+            after = ea_after_cutoff(cutoff=dated[row.submission_id], verdicts=verdicts, added_on=added_on)
+        if after is not None:
+            row = replace(row, ea_after_cutoff=after.ea, questions_after_cutoff=after.n)
+        updated.append(row)
+    return updated
+
+
+# The model card's fields a row carries as they are, for submissions and baselines alike.
+_CARD_FIELDS = (
+    "model_name",
+    "model_size",
+    "weights",
+    "approach",
+    "training_cutoff",
+    "shots",
+    "schema_format",
+    "instruction_language",
+    "sampling",
+    "temperature",
+    "decoding_note",
+    "run_date",
+)
+
+
+def _card(item: dict) -> dict:
+    return {name: item[name] for name in _CARD_FIELDS}
+
+
 def _submissions(version: BenchmarkVersion) -> Iterable[dict]:
     return Submission.objects.ranked(version).values(
         "pk",
-        "model_name",
         "team__name",
         "team__slug",
+        *_CARD_FIELDS,
+        "spider_dev_ea",
         "created_at",
         "ea",
         "ea_strict",
         "scores",
-        "spider_dev_ea",
-        "model_size",
-        "weights",
-        "approach",
         "released_at",
         "verified_at",
         "verified_note",
+        "paper_url",
+        "code_url",
+        "model_url",
+        "file_sha256",
     )
 
 
@@ -305,9 +459,9 @@ def _submission_row(item: dict, databases: list[str]) -> Row:
     overall = scores.get("overall", {})
     return Row(
         submission_id=item["pk"],
-        model_name=item["model_name"],
         team=item["team__name"] or "",
         team_slug=item["team__slug"] or "",
+        **_card(item),
         date=item["created_at"].date(),
         ea=item["ea"] or 0.0,
         ea_strict=item["ea_strict"],
@@ -318,12 +472,13 @@ def _submission_row(item: dict, databases: list[str]) -> Row:
         # Absent from scores made before scorer 1.3.0: unknown, never 0 and never EA.
         ts_ea=overall.get("ts_ea"),
         ts_ea_ci95=_interval(overall.get("ts_ea_ci95")),
-        model_size=item["model_size"],
-        weights=item["weights"],
-        approach=item["approach"],
         scorer_version=scores.get("scorer_version"),
         verified_at=item["verified_at"],
         verified_note=item["verified_note"],
+        paper_url=item["paper_url"],
+        code_url=item["code_url"],
+        model_url=item["model_url"],
+        file_sha256=item["file_sha256"],
     )
 
 
@@ -341,15 +496,12 @@ def _fraction(percent: float | None) -> float | None:
 
 
 _BASELINE_FIELDS = (
-    "model_name",
+    *_CARD_FIELDS,
     "team",
+    "spider_dev_ea",
     "date",
     "ea",
     "per_database",
-    "spider_dev_ea",
-    "model_size",
-    "weights",
-    "approach",
     "note",
     "source",
     "source_url",
@@ -361,7 +513,7 @@ def _baseline_row(item: dict, databases: list[str], question_counts: dict[str, i
     ea = item["ea"] if item["ea"] is not None else baseline_overall(per_database, question_counts)
     return Row(
         submission_id=None,
-        model_name=item["model_name"],
+        **_card(item),
         team=item["team"],
         date=item["date"],
         ea=ea,
@@ -370,13 +522,12 @@ def _baseline_row(item: dict, databases: list[str], question_counts: dict[str, i
         per_database={slug: per_database.get(slug) for slug in databases},
         per_hardness=dict.fromkeys(HARDNESS_LEVELS),
         spider_ea=_fraction(item["spider_dev_ea"]),
-        model_size=item["model_size"],
-        weights=item["weights"],
-        approach=item["approach"],
         baseline=True,
         note=item["note"],
         source=item["source"],
         source_url=item["source_url"],
+        # The paper that reports it.
+        paper_url=item["source_url"],
     )
 
 
@@ -433,7 +584,8 @@ _UNITS = {"K": 1e3, "M": 1e6, "B": 1e9, "T": 1e12}
 
 
 def normalise_size(size: str) -> str:
-    return re.sub(r"\s+", "", size).upper()
+    size = re.sub(r"\s+", "", size)
+    return UNKNOWN if size.lower() == UNKNOWN else size.upper()
 
 
 def parameters(size: str) -> float | None:

@@ -123,7 +123,10 @@ def _page(version: BenchmarkVersion) -> Page:
         baseline = _("baseline")
         return Page(
             board=board,
-            rows_html=[str(template.render({"row": row, "position": i})) for i, row in enumerate(board.rows)],
+            rows_html=[
+                str(template.render({"row": row, "position": i, "after_cutoff": board.shows_after_cutoff}))
+                for i, row in enumerate(board.rows)
+            ],
             charts={
                 "databases": charts.leaderboard_bars(board, baseline_label=baseline),
                 "progress": charts.best_over_time(board, best_label=_("best EA"), baseline_label=baseline),

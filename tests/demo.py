@@ -6,9 +6,23 @@ import json
 
 from leaderboard.demo import demo_gold
 
+# A whole model card as the upload form and the API take it (text fields): what a public submission must
+# give besides its model name (leaderboard.model_card.PUBLIC_REQUIRED).
+PUBLIC_CARD = {
+    "model_size": "7B",
+    "weights": "open",
+    "approach": "prompting",
+    "training_cutoff": "2024-09-30",
+    "shots": "0",
+    "schema_format": "mysql-ddl",
+    "instruction_language": "it",
+    "sampling": "greedy",
+    "run_date": "2025-06-01",
+}
+
 
 def predictions_jsonl(predictions: dict[str, str]) -> bytes:
     return "\n".join(json.dumps({"question_id": q, "sql": s}) for q, s in predictions.items()).encode()
 
 
-__all__ = ["demo_gold", "predictions_jsonl"]
+__all__ = ["PUBLIC_CARD", "demo_gold", "predictions_jsonl"]

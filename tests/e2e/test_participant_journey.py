@@ -56,6 +56,16 @@ def test_a_visitor_signs_up_submits_and_watches_the_results_arrive(
     predictions.write_bytes(predictions_jsonl(demo_gold()))
     page.goto(f"{live_portal}/submissions/new/")
     page.fill("#id_model_name", "Modello del browser")
+    # A public submission says how its predictions were made.
+    page.fill("#id_model_size", "7B")
+    page.select_option("#id_weights", "open")
+    page.select_option("#id_approach", "prompting")
+    page.fill("#id_training_cutoff", "2024-09")
+    page.fill("#id_shots", "0")
+    page.select_option("#id_schema_format", "mysql-ddl")
+    page.select_option("#id_instruction_language", "it")
+    page.select_option("#id_sampling", "greedy")
+    page.fill("#id_run_date", "2025-06-01")
     page.check("#id_is_public")
     page.set_input_files("#id_predictions", str(predictions))
     page.click("button:has-text('Upload and score')")
@@ -66,6 +76,7 @@ def test_a_visitor_signs_up_submits_and_watches_the_results_arrive(
     assert page.evaluate("window.__notReloaded === true")
     assert page.inner_text("#status") == "scored"
     assert page.inner_text("#ea") == "100.0"
+    assert page.inner_text("#card-cutoff") == "2024-09-30"
     page.wait_for_selector("#results-chart .main-svg")
     screenshot(page, "1-results")
 

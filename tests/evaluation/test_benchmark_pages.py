@@ -63,7 +63,12 @@ def test_the_task_bundle_holds_questions_and_both_schemas_and_no_gold(client, ow
         assert {f"schemas/mysql/{slug}.sql", f"schemas/sqlite/{slug}.sql"} <= names
     lines = [json.loads(line) for line in archive.read("questions.jsonl").decode().splitlines()]
     assert len(lines) == demo_version.questions.scored().count()
-    assert set(lines[0]) == {"question_id", "db_id", "question", "hardness"}
+    assert set(lines[0]) == {"question_id", "db_id", "question", "hardness", "added_on"}
+    # Not hidden data: the day each database joined the benchmark, to compare with a training cutoff.
+    assert {line["db_id"]: line["added_on"] for line in lines} == {
+        "biblioteca": "2024-03-01",
+        "ciclismo": "2025-03-01",
+    }
     golds = gold_texts()
     for name in names:
         assert_no_gold(archive.read(name), golds, where=name)

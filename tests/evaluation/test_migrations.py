@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC
+
 import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
@@ -62,3 +64,31 @@ def test_the_schema_forms_of_databases_imported_before_are_derived_from_their_du
     without = Database.objects.get(slug="senza_schema")
     assert without.authors_schema_sql == "" and without.schema_differences == []
     assert [table["name"] for table in without.schema_shape] == ["meccanici", "riparazioni"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_databases_stored_before_dates_are_dated_by_their_version_or_the_version_they_were_carried_from(
+    latest_after,
+):
+    from datetime import date, datetime
+
+    apps = migrate([("evaluation", "0005_errata")])
+    Version = apps.get_model("evaluation", "BenchmarkVersion")
+    Database = apps.get_model("evaluation", "Database")
+    first = Version.objects.create(label="1.0", created_at=datetime(2024, 2, 12, 9, tzinfo=UTC))
+    derived = Version.objects.create(
+        label="1.1", created_at=datetime(2025, 5, 6, 9, tzinfo=UTC), derived_from=first
+    )
+    fields = {"display_name": "x", "original_dump": "", "schema_sql": "", "sqlite_schema": ""}
+    Database.objects.create(version=first, slug="bowling", **fields)
+    Database.objects.create(version=derived, slug="bowling", **fields)  # carried over
+    Database.objects.create(version=derived, slug="nuovo", **fields)  # added to the derived version
+
+    apps = migrate([("evaluation", "0006_database_added_on")])
+    Database = apps.get_model("evaluation", "Database")
+    found = {(db.version.label, db.slug): db.added_on for db in Database.objects.select_related("version")}
+    assert found == {
+        ("1.0", "bowling"): date(2024, 2, 12),
+        ("1.1", "bowling"): date(2024, 2, 12),
+        ("1.1", "nuovo"): date(2025, 5, 6),
+    }

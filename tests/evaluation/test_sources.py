@@ -19,13 +19,22 @@ DUMP = (
 )
 
 
-def make_archive(path, members: dict[str, str], password: str = "segreto") -> None:
+def make_archive(
+    path, members: dict[str, str], password: str = "segreto", dates: dict[str, tuple] | None = None
+) -> None:
+    """An archive as the authors pack it; `dates` gives members a modification time (default: now)."""
     with pyzipper.AESZipFile(
         path, "w", compression=pyzipper.ZIP_DEFLATED, encryption=pyzipper.WZ_AES
     ) as archive:
         archive.setpassword(password.encode())
         for name, text in members.items():
-            archive.writestr(name, text)
+            if dates and name in dates:
+                info = archive.zipinfo_cls(name, date_time=dates[name])
+                info.compress_type = pyzipper.ZIP_DEFLATED
+                info.external_attr = 0o600 << 16
+                archive.writestr(info, text)
+            else:
+                archive.writestr(name, text)
 
 
 def archive_members(**overrides) -> dict[str, str]:

@@ -15,7 +15,7 @@ from django.urls import reverse
 from evaluation.services import version_create_draft
 from leaderboard.models import Submission
 from termite_site.accounts.services import api_token_create
-from tests.demo import predictions_jsonl
+from tests.demo import PUBLIC_CARD, predictions_jsonl
 from tests.leaderboard.scored import scored_fields
 from tests.processes import embedded_env, manage, serve
 
@@ -50,7 +50,7 @@ def test_posting_predictions_returns_201_with_receipt_and_status_url(
     client, token, gold, in_process, django_capture_on_commit_callbacks
 ):
     with django_capture_on_commit_callbacks(execute=True):
-        response = upload(client, token, predictions_jsonl(gold), public="true")
+        response = upload(client, token, predictions_jsonl(gold), public="true", **PUBLIC_CARD)
     assert response.status_code == 201
     body = response.json()
     submission = Submission.objects.get(pk=body["id"])
@@ -84,7 +84,7 @@ def test_the_scores_carry_ts_ea_overall_and_in_every_group_once_scored(
 ):
     predictions = {**gold, "biblioteca-001": "SELECT 42"}
     with django_capture_on_commit_callbacks(execute=True):
-        created = upload(client, token, predictions_jsonl(predictions), public="true").json()
+        created = upload(client, token, predictions_jsonl(predictions), public="true", **PUBLIC_CARD).json()
     scores = client.get(reverse("api:submission_detail", args=[created["id"]]), **auth(token)).json()[
         "scores"
     ]

@@ -53,6 +53,20 @@ ROW_KEYS = {
     "verified_at",
     "verified_note",
     "team_slug",
+    "training_cutoff",
+    "shots",
+    "schema_format",
+    "instruction_language",
+    "sampling",
+    "temperature",
+    "decoding_note",
+    "run_date",
+    "paper_url",
+    "code_url",
+    "model_url",
+    "file_sha256",
+    "ea_after_cutoff",
+    "questions_after_cutoff",
 }
 CSV_COLUMNS = [
     "rank",
@@ -85,6 +99,20 @@ CSV_COLUMNS = [
     "verified_at",
     "verified_note",
     "team_slug",
+    "training_cutoff",
+    "shots",
+    "schema_format",
+    "instruction_language",
+    "sampling",
+    "temperature",
+    "decoding_note",
+    "run_date",
+    "paper_url",
+    "code_url",
+    "model_url",
+    "file_sha256",
+    "ea_after_cutoff",
+    "questions_after_cutoff",
 ]
 
 
@@ -100,6 +128,16 @@ def ranked(make_submission, make_team, other_user, demo_version):
         weights="open",
         approach="fine-tuning",
         spider_dev_ea=85.0,
+        training_cutoff="2024-09-30",
+        shots=3,
+        schema_format="full-dump",
+        instruction_language="it",
+        sampling="top-p",
+        temperature=0.7,
+        decoding_note="=top-p 0.95",
+        run_date=date(2025, 6, 1),
+        paper_url="https://example.org/alfa.pdf",
+        file_sha256="ab" * 32,
         created_at=now - timedelta(days=2),
         **scored_fields(20, strict=19),
     )
@@ -166,6 +204,20 @@ def test_a_json_row_carries_the_scores_and_the_model_card(client, ranked):
         "verified": False,
         "verified_at": None,
         "verified_note": None,
+        "training_cutoff": "2024-09-30",
+        "shots": 3,
+        "schema_format": "full-dump",
+        "instruction_language": "it",
+        "sampling": "top-p",
+        "temperature": 0.7,
+        "decoding_note": "=top-p 0.95",
+        "run_date": "2025-06-01",
+        "paper_url": "https://example.org/alfa.pdf",
+        "code_url": None,
+        "model_url": None,
+        "file_sha256": "ab" * 32,
+        "ea_after_cutoff": None,  # its scores hold no verdict per question
+        "questions_after_cutoff": None,
     }
 
 
@@ -178,6 +230,7 @@ def test_a_baseline_is_exported_as_such(client, ranked):
     assert baseline["ea_ci95"] is None and baseline["ea_strict"] is None
     assert baseline["ts_ea"] is None and baseline["ts_ea_ci95"] is None
     assert baseline["scorer_version"] is None  # not scored here
+    assert baseline["file_sha256"] is None and baseline["ea_after_cutoff"] is None
     assert (baseline["verified"], baseline["verified_at"], baseline["verified_note"]) == (False, None, None)
     assert (baseline["team"], baseline["team_slug"]) == ("Rossi et al.", None)  # a paper's authors
     assert (baseline["date"], baseline["source"], baseline["weights"]) == (
@@ -284,6 +337,20 @@ def test_a_csv_row_holds_the_same_values_as_the_json_row(client, ranked):
         "verified_at": "",
         "verified_note": "",
         "team_slug": "torino",
+        "training_cutoff": "2024-09-30",
+        "shots": "3",
+        "schema_format": "full-dump",
+        "instruction_language": "it",
+        "sampling": "top-p",
+        "temperature": "0.7",
+        "decoding_note": "'=top-p 0.95",
+        "run_date": "2025-06-01",
+        "paper_url": "https://example.org/alfa.pdf",
+        "code_url": "",
+        "model_url": "",
+        "file_sha256": "ab" * 32,
+        "ea_after_cutoff": "",
+        "questions_after_cutoff": "",
     }
     baseline = read_csv(client.get(csv_url()))[2]
     assert (

@@ -15,6 +15,7 @@ from evaluation.models import BenchmarkVersion
 from leaderboard.models import Submission
 from leaderboard.services import submission_score
 from termite_site.accounts.services import api_token_create
+from tests.demo import PUBLIC_CARD
 from tests.leaderboard.scored import scored_fields
 
 pytestmark = pytest.mark.django_db
@@ -235,7 +236,13 @@ def test_a_user_holds_at_most_three_public_submissions_per_version(
         make_submission(is_public=True)
     make_submission(is_public=True, user_id=owner.pk, withdrawn_at="2026-01-01T00:00:00Z")  # counts too
     upload = b'{"question_id": "biblioteca-001", "sql": "SELECT 1"}\n'
-    fields = {"model_name": "Quarto", "version": demo_version.pk, "is_public": "on", "dialect": "mysql"}
+    fields = {
+        "model_name": "Quarto",
+        "version": demo_version.pk,
+        "is_public": "on",
+        "dialect": "mysql",
+        **PUBLIC_CARD,
+    }
     from django.core.files.uploadedfile import SimpleUploadedFile
 
     if channel == "form":

@@ -8,7 +8,7 @@ from django.urls import reverse
 
 from evaluation.scoring.score import SCORER_VERSION
 from leaderboard.models import Submission, SubmissionQuota
-from tests.demo import predictions_jsonl
+from tests.demo import PUBLIC_CARD, predictions_jsonl
 
 pytestmark = pytest.mark.django_db
 
@@ -57,7 +57,9 @@ def test_a_good_upload_is_stored_queued_then_scored_in_process(
     logged_in, owner, gold, in_process, django_capture_on_commit_callbacks
 ):
     with django_capture_on_commit_callbacks(execute=True):
-        response = logged_in.post(URL, form(predictions_jsonl(gold), is_public="on", spider_dev_ea="81.5"))
+        response = logged_in.post(
+            URL, form(predictions_jsonl(gold), is_public="on", spider_dev_ea="81.5", **PUBLIC_CARD)
+        )
     submission = Submission.objects.get(user=owner)
     assert response.status_code == 302 and response.url == submission.get_absolute_url()
     submission.refresh_from_db()

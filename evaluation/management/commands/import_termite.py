@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import argparse
 import os
+from datetime import date
 from pathlib import Path
 
 from django.core.exceptions import ValidationError
@@ -26,8 +28,24 @@ class Command(BenchmarkCommand):
         parser.add_argument("--version", dest="label", default="1.0", help="Version label (default 1.0)")
         parser.add_argument("--name", default="Termite", help="Benchmark name (default Termite)")
         parser.add_argument("--draft", action="store_true", help="Keep the version as a draft, unpublished")
+        parser.add_argument(
+            "--added-on",
+            type=_iso_date,
+            help="The day its databases count as added to the benchmark, YYYY-MM-DD (default: the newest "
+            "entry date inside the archive, when its authors packed it; today if it has none)",
+        )
 
-    def handle(self, *args, archive: Path, password: str, label: str, name: str, draft: bool, **options):
+    def handle(
+        self,
+        *args,
+        archive: Path,
+        password: str,
+        label: str,
+        name: str,
+        draft: bool,
+        added_on: date | None,
+        **options,
+    ):
         try:
             LABEL_VALIDATOR(label)
         except ValidationError:
@@ -42,6 +60,7 @@ class Command(BenchmarkCommand):
                 name=name,
                 publish=not draft,
                 reference_url=os.environ.get("TERMITE_REFERENCE_MYSQL_URL") or None,
+                added_on=added_on,
             )
         except (SourceError, GoldKeyError) as error:
             raise CommandError(str(error)) from None
@@ -58,3 +77,13 @@ class Command(BenchmarkCommand):
                 f"({version.questions.scored().count()} scored); {state}."
             )
         )
+        first = version.databases.order_by("added_on").first()
+        if first is not None:
+            self.stdout.write(f"Its databases count as added to the benchmark on {first.added_on:%Y-%m-%d}.")
+
+
+def _iso_date(text: str) -> date:
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date: use YYYY-MM-DD") from None
