@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
+from evaluation.scoring.vocabulary import OUTCOMES
 from evaluation.services import version_create_draft
 
 pytestmark = pytest.mark.django_db
@@ -93,3 +94,14 @@ def test_robots_txt_keeps_crawlers_off_everything_private(client):
 
 def test_the_health_check_answers(client):
     assert client.get(reverse("healthz")).json() == {"status": "ok"}
+
+
+def test_the_metrics_page_says_what_every_badge_and_every_outcome_means(client):
+    body = client.get(reverse("metrics")).content.decode()
+    for badge in ("verified", "badge-team", "badge-baseline", "badge-older-scorer", "badge-carried"):
+        assert f'id="{badge}"' in body
+    assert "Self-reported run" in body and "EA after the training cutoff" in body
+    assert "the portal checks that they are given, not that they are true" in body
+    outcomes = body.split('<h2 id="outcomes">')[1].split("<h2")[0]
+    for outcome in OUTCOMES:
+        assert f"<dt>{outcome}</dt>" in outcomes or f'">{outcome}</dt>' in outcomes
