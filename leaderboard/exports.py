@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import csv
 import io
+from datetime import date
 from typing import Annotated, TypedDict
 
 from evaluation.scoring.scores_json import Fraction, Schema
-from leaderboard.model_card import Approach, InstructionLanguage, Sampling, SchemaFormat, Weights
+from leaderboard.model_card import HOW_IT_RAN, Approach, InstructionLanguage, Sampling, SchemaFormat, Weights
 from leaderboard.ranking import Leaderboard, Row
 
 
@@ -222,14 +223,7 @@ def csv_header(board: Leaderboard) -> list[str]:
         "verified_at",
         "verified_note",
         "team_slug",
-        "training_cutoff",
-        "shots",
-        "schema_format",
-        "instruction_language",
-        "sampling",
-        "temperature",
-        "decoding_note",
-        "run_date",
+        *HOW_IT_RAN,
         "paper_url",
         "code_url",
         "model_url",
@@ -274,14 +268,7 @@ def csv_text(board: Leaderboard) -> str:
                 row.verified_at.isoformat() if row.verified_at else "",
                 _text(row.verified_note),
                 _text(row.team_slug),
-                row.training_cutoff,
-                _number(row.shots),
-                row.schema_format,
-                row.instruction_language,
-                row.sampling,
-                _number(row.temperature),
-                _text(row.decoding_note),
-                row.run_date.isoformat() if row.run_date else "",
+                *(_cell(getattr(row, name)) for name in HOW_IT_RAN),
                 _text(row.paper_url),
                 _text(row.code_url),
                 _text(row.model_url),
@@ -295,6 +282,12 @@ def csv_text(board: Leaderboard) -> str:
 
 def _number(value: float | int | None) -> str:
     return "" if value is None else str(value)
+
+
+def _cell(value: str | float | date | None) -> str:
+    if isinstance(value, date):
+        return value.isoformat()
+    return _text(value) if isinstance(value, str) else _number(value)
 
 
 def _text(value: str) -> str:

@@ -94,6 +94,20 @@ def cutoff_date(value: str) -> date | None:
     return date.fromisoformat(value) if value and value != UNKNOWN else None
 
 
+# How the predictions were made: the part of the card the issue of citable results added, in the order the
+# upload form, the leaderboard's rows and its exports list it.
+HOW_IT_RAN = (
+    "training_cutoff",
+    "shots",
+    "schema_format",
+    "instruction_language",
+    "sampling",
+    "temperature",
+    "decoding_note",
+    "run_date",
+)
+
+
 class ModelCard(models.Model):
     """The fields a submission and a baseline share. Not the team: a submission's is a team of this portal
     (`Submission.team`), a baseline's the authors named in its paper (`Baseline.team`). All but the model

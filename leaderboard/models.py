@@ -13,7 +13,7 @@ from django.utils.translation import gettext_lazy as _
 
 from evaluation.models import BenchmarkVersion, Dialect
 from evaluation.scoring.scores_json import ScoresJSON
-from leaderboard.model_card import ModelCard
+from leaderboard.model_card import HOW_IT_RAN, ModelCard
 from termite_site.accounts.models import Team
 
 
@@ -148,14 +148,7 @@ class Submission(ModelCard):
         "model_size",
         "weights",
         "approach",
-        "training_cutoff",
-        "shots",
-        "schema_format",
-        "instruction_language",
-        "sampling",
-        "temperature",
-        "decoding_note",
-        "run_date",
+        *HOW_IT_RAN,
         "dialect",
         "paper_url",
         "code_url",

@@ -33,6 +33,7 @@ from evaluation.selectors import question_dates
 from leaderboard import feedback
 from leaderboard.contamination import ea_after_cutoff
 from leaderboard.model_card import (
+    HOW_IT_RAN,
     UNKNOWN,
     Approach,
     InstructionLanguage,
@@ -417,14 +418,7 @@ _CARD_FIELDS = (
     "model_size",
     "weights",
     "approach",
-    "training_cutoff",
-    "shots",
-    "schema_format",
-    "instruction_language",
-    "sampling",
-    "temperature",
-    "decoding_note",
-    "run_date",
+    *HOW_IT_RAN,
 )
 
 

@@ -10,6 +10,7 @@ import os
 
 import pytest
 
+from tests.migrations import migrate_to_latest
 from tests.services import REQUIRE_SERVICES, reachable, require_service, termite_archive_path
 
 
@@ -25,6 +26,13 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         pytest.exit(
             f"TERMITE_REQUIRE_SERVICES=1 but not set or unreachable: {', '.join(missing)}", returncode=1
         )
+
+
+@pytest.fixture
+def latest_after():
+    """The database goes back to the latest migrations, which the tests after a migration's test need."""
+    yield
+    migrate_to_latest()
 
 
 @pytest.fixture(autouse=True)

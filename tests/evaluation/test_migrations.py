@@ -5,32 +5,16 @@ from __future__ import annotations
 from datetime import UTC
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
 from evaluation.gold import encrypt_gold
 from tests.evaluation.test_schema_shown import AUTHORS_DUMP, DUMP
+from tests.migrations import migrate
 
 BEFORE = [("evaluation", "0002_version_private_breakdowns")]
 AFTER = [("evaluation", "0003_database_schema_forms")]
 CREATE_STATEMENTS = (
     DUMP.split("INSERT")[0].split("USE officina;\n")[1].strip().replace(";\nCREATE", ";\n\nCREATE")
 )
-
-
-def migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets)
-    return executor.loader.project_state(targets).apps
-
-
-@pytest.fixture
-def latest_after():
-    """The database goes back to the latest migrations, which the tests after this one need."""
-    yield
-    executor = MigrationExecutor(connection)
-    executor.migrate(executor.loader.graph.leaf_nodes())
 
 
 @pytest.mark.django_db(transaction=True)

@@ -5,27 +5,12 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
+
+from tests.migrations import migrate
 
 BEFORE_TEAMS = [("leaderboard", "0007_submission_verified")]
 AFTER_TEAMS = [("leaderboard", "0008_submission_team")]
-
-
-def migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets)
-    return executor.loader.project_state(targets).apps
-
-
-@pytest.fixture
-def latest_after():
-    """The database goes back to the latest migrations, which the tests after this one need."""
-    yield
-    executor = MigrationExecutor(connection)
-    executor.migrate(executor.loader.graph.leaf_nodes())
 
 
 @pytest.mark.django_db(transaction=True)

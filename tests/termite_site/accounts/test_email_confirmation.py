@@ -10,12 +10,11 @@ import pytest
 from django.core import signing
 from django.core.mail.backends.base import BaseEmailBackend
 from django.core.management import call_command
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 from django.urls import reverse
 
 from termite_site.accounts.confirmation import make_token
 from termite_site.accounts.models import User
+from tests.migrations import migrate
 
 pytestmark = pytest.mark.django_db
 
@@ -347,25 +346,12 @@ def test_the_admin_change_page_shows_when_but_does_not_edit_it(admin_client, own
 # --- The migration -------------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def latest_after():
-    """The database goes back to the latest migrations, which the tests after this one need."""
-    yield
-    executor = MigrationExecutor(connection)
-    executor.migrate(executor.loader.graph.leaf_nodes())
-
-
 @pytest.mark.django_db(transaction=True)
 def test_accounts_that_exist_before_the_migration_count_as_confirmed(latest_after):
-    executor = MigrationExecutor(connection)
-    executor.migrate([("accounts", "0001_initial")])
-    before = executor.loader.project_state([("accounts", "0001_initial")]).apps
+    before = migrate([("accounts", "0001_initial")])
     before.get_model("accounts", "User").objects.create(username="vecchio", email="vecchio@example.org")
 
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate([("accounts", "0002_user_email_confirmed_at")])
-    after = executor.loader.project_state([("accounts", "0002_user_email_confirmed_at")]).apps
+    after = migrate([("accounts", "0002_user_email_confirmed_at")])
     assert after.get_model("accounts", "User").objects.get(username="vecchio").email_confirmed_at is not None
 
 
