@@ -6,7 +6,9 @@ so that the work-horses it forks inherit the results and what the cache has chec
 from __future__ import annotations
 
 import logging
+import os
 
+from django.core.exceptions import ImproperlyConfigured
 from django.db import connections
 from rq import Worker
 
@@ -19,6 +21,12 @@ logger = logging.getLogger(__name__)
 
 class ScoringWorker(Worker):
     def work(self, *args, **kwargs):
+        if not os.environ.get("TERMITE_GOLD_KEY"):
+            # settings.py generates one in the embedded mode (DEBUG), but a key generated on this host
+            # is its own: it cannot read the gold the importing host encrypted, and every job would fail.
+            raise ImproperlyConfigured(
+                "A scoring worker needs TERMITE_GOLD_KEY from the environment, the same as the web site's."
+            )
         start_up_sweep()
         try:
             copies = databases_fetch()

@@ -22,3 +22,10 @@ def test_a_worker_that_cannot_warm_a_version_logs_the_error_type_and_still_works
     assert f"gold cache of version {version.pk} not warmed: DatabaseUnavailable" in done.stderr
     assert "gold cache warmed for no published version" in done.stderr
     assert "database copies: 0 fetched, 1 already here, 1 missing" in done.stderr
+
+
+def test_a_worker_without_the_gold_key_in_its_environment_refuses_to_start(real_services, tmp_path):
+    # In debug mode settings.py would generate a key on this host, which could read no stored gold.
+    done = run_worker_burst(DEBUG="1", TERMITE_GOLD_KEY="", TERMITE_DATA_DIR=str(tmp_path))
+    assert done.returncode != 0
+    assert "A scoring worker needs TERMITE_GOLD_KEY from the environment" in done.stderr
