@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -10,15 +9,12 @@ from pathlib import Path
 
 from django.conf import settings
 
+from evaluation.database_cache import local_copy
 from evaluation.models import BenchmarkVersion, Question
 from evaluation.scoring.sandbox import Limits
 from evaluation.scoring.score import GoldQuestion, ScoreReport, score_predictions
 
 logger = logging.getLogger(__name__)
-
-
-class DatabaseUnavailable(RuntimeError):
-    """A built SQLite copy is missing, unreadable or altered: an operations problem, retried after repair."""
 
 
 class _BoundedCache(OrderedDict):
@@ -63,29 +59,14 @@ def gold_questions(version: BenchmarkVersion) -> list[GoldQuestion]:
 
 
 def database_paths(version: BenchmarkVersion) -> dict[str, Path]:
-    """The built copy of every database and of its neighbours (by `NeighbourDatabase.key`), each checked
-    against its recorded sha256."""
+    """This host's checked copy of every database and of its neighbours (by `NeighbourDatabase.key`),
+    fetched from the platform where this host lacks one (`database_cache`)."""
     paths = {}
     for database in version.databases.prefetch_related("neighbours"):
-        paths[database.slug] = _checked(database.sqlite_path, database.sqlite_sha256, database.slug)
+        paths[database.slug] = local_copy(database.sqlite_sha256, name=database.slug)
         for neighbour in database.neighbours.all():
-            paths[neighbour.key] = _checked(neighbour.sqlite_path, neighbour.sqlite_sha256, neighbour.key)
+            paths[neighbour.key] = local_copy(neighbour.sqlite_sha256, name=neighbour.key)
     return paths
-
-
-def _checked(path: Path, sha256: str, name: str) -> Path:
-    try:
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError as error:
-        raise DatabaseUnavailable(
-            f"The copy of database {name} cannot be read ({error.strerror}); scoring will be retried "
-            "once it is repaired."
-        ) from None
-    if digest != sha256:
-        raise DatabaseUnavailable(
-            f"The copy of database {name} has changed on disk; scoring will be retried once it is repaired."
-        )
-    return path
 
 
 def score_version(

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 from django.conf import settings
 from django.core.validators import RegexValidator
 from django.db import models
@@ -28,6 +30,29 @@ Hardness = models.TextChoices(
 Dialect = models.TextChoices(
     "Dialect", [(dialect.upper(), (dialect, DIALECT_NAMES[dialect])) for dialect in DIALECTS], module=__name__
 )
+
+
+class StoredDatabase(models.Model):
+    """A built SQLite database (a version's copy, or a neighbour of a test suite), as the platform keeps it.
+
+    Content-addressed by its sha256 and written once, in the transaction that stores what refers to it,
+    and never changed: every host that scores keeps a local copy of it (`evaluation/database_cache.py`),
+    fetched from here and checked against the sha256, so no worker depends on the disk of the host that
+    imported the benchmark.
+    """
+
+    sha256 = models.CharField(max_length=64, primary_key=True)
+    content = models.BinaryField()
+    size = models.PositiveBigIntegerField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"{self.sha256[:12]} ({self.size} bytes)"
+
+    @staticmethod
+    def cache_path(sha256: str) -> Path:
+        """The file of this host's local copy, named by its sha256."""
+        return Path(settings.TERMITE_DATABASE_CACHE_DIR) / f"{sha256}.sqlite3"
 
 
 class BenchmarkVersionQuerySet(models.QuerySet):
@@ -160,8 +185,9 @@ class Database(models.Model):
         return reverse("evaluation:database_detail", args=[self.version.label, self.slug])
 
     @property
-    def sqlite_path(self):
-        return settings.DATA_DIR / "databases" / f"{self.sqlite_sha256}.sqlite3"
+    def sqlite_path(self) -> Path:
+        """Where this host's cache keeps the copy; it may not be there (`database_cache.local_copy` fetches it)."""
+        return StoredDatabase.cache_path(self.sqlite_sha256)
 
     @property
     def shows_authors_schema(self) -> bool:
@@ -210,8 +236,9 @@ class NeighbourDatabase(models.Model):
         return f"{self.database.slug}~{self.position}"
 
     @property
-    def sqlite_path(self):
-        return settings.DATA_DIR / "databases" / f"{self.sqlite_sha256}.sqlite3"
+    def sqlite_path(self) -> Path:
+        """Where this host's cache keeps the copy; it may not be there (`database_cache.local_copy` fetches it)."""
+        return StoredDatabase.cache_path(self.sqlite_sha256)
 
 
 class QuestionQuerySet(models.QuerySet):

@@ -7,7 +7,6 @@ so a failure at any point leaves the store exactly as it was (built files includ
 from __future__ import annotations
 
 import contextlib
-import shutil
 import sqlite3
 import tempfile
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from evaluation import database_cache
 from evaluation.distillation import ScorableGold, distil_suite, suite_seed_of
 from evaluation.gold import encrypt_gold, rotate_gold
 from evaluation.models import (
@@ -27,6 +27,7 @@ from evaluation.models import (
     NeighbourDatabase,
     Question,
     SchemaShown,
+    StoredDatabase,
     ValidationReport,
 )
 from evaluation.prepared import (
@@ -64,10 +65,6 @@ class ImportResult:
     version: BenchmarkVersion
     created: bool
     report: ValidationReport | None
-
-
-def databases_dir() -> Path:
-    return settings.DATA_DIR / "databases"
 
 
 def _suite_settings() -> dict:
@@ -122,7 +119,8 @@ def _create_version(
         prepared = prepare_benchmark(
             source, workdir=Path(workdir), reference_url=reference_url, **_suite_settings()
         )
-        with _installed_files(_built_files(prepared)), transaction.atomic():
+        with _installed_files(_built_files(prepared)) as files, transaction.atomic():
+            files.store()
             version = BenchmarkVersion.objects.create(name=name, label=label, source_sha256=source.sha256)
             _store(version, prepared, added_on=added_on)
             report = _store_report(version, prepared, title=title)
@@ -150,7 +148,8 @@ def database_add(
         prepared = prepare_benchmark(
             source, workdir=Path(workdir), reference_url=reference_url, **_suite_settings()
         )
-        with _installed_files(_built_files(prepared)), transaction.atomic():
+        with _installed_files(_built_files(prepared)) as files, transaction.atomic():
+            files.store()
             _store(version, prepared, added_on=added_on or timezone.localdate())
             return _store_report(version, prepared, title=f"Database {database.slug} added")
 
@@ -298,28 +297,41 @@ def gold_key_rotate() -> int:
 
 
 class _installed_files:
-    """Copy built SQLite files into the content-addressed store; on failure remove what this added."""
+    """Store built SQLite files on the platform and in this host's cache; on failure undo what this added.
+
+    Entered outside the transaction that stores what refers to them, and `store()` called inside it: the
+    `StoredDatabase` rows then commit or roll back with the version, and the files this host's cache gained
+    are removed on failure. The web host keeps its own copies, so the embedded mode never fetches one.
+    """
 
     def __init__(self, files: list[tuple[Path, str]]):
         self.files = files  # (built file, its sha256)
-        self.added: list[Path] = []
+        self.added: list[str] = []
 
-    def __enter__(self) -> None:
-        directory = databases_dir()
-        directory.mkdir(parents=True, exist_ok=True)
+    def __enter__(self) -> _installed_files:
         for path, sha256 in self.files:
-            target = directory / f"{sha256}.sqlite3"
-            if not target.exists():
-                partial = target.with_suffix(".partial")
-                shutil.copyfile(path, partial)
-                partial.chmod(0o444)
-                partial.replace(target)
-                self.added.append(target)
+            if not StoredDatabase.cache_path(sha256).exists():
+                database_cache.write_copy(path.read_bytes(), sha256)
+                self.added.append(sha256)
+        return self
+
+    def store(self) -> None:
+        """The platform's copies: each written once, whichever version built it first."""
+        known = set(
+            StoredDatabase.objects.filter(sha256__in=[sha for _, sha in self.files]).values_list(
+                "sha256", flat=True
+            )
+        )
+        for path, sha256 in self.files:
+            if sha256 not in known:
+                known.add(sha256)
+                content = path.read_bytes()
+                StoredDatabase.objects.create(sha256=sha256, content=content, size=len(content))
 
     def __exit__(self, exc_type, exc, tb) -> None:
         if exc_type is not None:
-            for path in self.added:
-                path.unlink(missing_ok=True)
+            for sha256 in self.added:
+                database_cache.forget(sha256)
 
 
 def _built_files(prepared: PreparedBenchmark) -> list[tuple[Path, str]]:
@@ -408,7 +420,8 @@ def version_build_suites(*, version: BenchmarkVersion, reference_url: str | None
                 built[database.pk] = (database, suite)
             lines += [f"{database.slug}:", *(f"  {line}" for line in suite_report_lines(suite_report(suite)))]
         files = [(n.path, n.sha256) for _, suite in built.values() for n in suite.neighbours]
-        with _installed_files(files), transaction.atomic():
+        with _installed_files(files) as installed, transaction.atomic():
+            installed.store()
             for database, suite in built.values():
                 _store_neighbours(database, suite)
                 report = suite_report(suite) or {"questions": {}}
@@ -431,7 +444,7 @@ def version_build_suites(*, version: BenchmarkVersion, reference_url: str | None
 
 
 def _distil_stored(database: Database, workdir: Path, reference_url: str | None) -> BuiltSuite | None:
-    path = database.sqlite_path
+    path = database_cache.local_copy(database.sqlite_sha256, name=database.slug)
     with contextlib.closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as conn:
         column_types = read_schema(conn)
     golds = [

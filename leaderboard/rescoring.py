@@ -21,7 +21,8 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from evaluation.grading import DatabaseUnavailable, outcome_rows, score_version
+from evaluation.database_cache import DatabaseUnavailable
+from evaluation.grading import outcome_rows, score_version
 from evaluation.models import BenchmarkVersion
 from evaluation.scoring.score import SCORER_VERSION
 from evaluation.selectors import question_ids_by_database

@@ -18,7 +18,8 @@ from django.db.models.functions import Now
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from evaluation.grading import DatabaseUnavailable, outcome_rows, score_version
+from evaluation.database_cache import DatabaseUnavailable
+from evaluation.grading import outcome_rows, score_version
 from evaluation.models import BenchmarkVersion
 from evaluation.predictions import parse_predictions
 from evaluation.scoring.score import SCORER_VERSION
@@ -187,7 +188,7 @@ def requeue_stuck(*, now=None, dry_run: bool = False) -> list[int]:
     - `queued` with no live job: Redis was down at upload time, or the job was lost from the queue;
     - `running` with a heartbeat silent for three beats: its job died mid-way (leaderboard/liveness.py);
     - `running` for longer than TERMITE_STUCK_AFTER_SECONDS, heartbeat or not: a job that never ends;
-    - `failed` for a reason that repairs itself (a database copy was unreadable).
+    - `failed` for a reason that may pass (an error of a service: the database, Redis, a worker's disk).
     Each is tried at most TERMITE_MAX_ATTEMPTS times, then fails for good. Scoring claims its row
     atomically, so a submission re-enqueued while its first job still runs is scored once all the same.
     """
@@ -391,8 +392,11 @@ def submission_score(*, submission_id: int) -> str:
                 version=submission.version, predictions=submission.predictions, dialect=submission.dialect
             )
     except DatabaseUnavailable as error:
+        # The platform lacks a database, or holds it altered (a missing or altered copy on this host is
+        # fetched again, evaluation/database_cache.py): only an admin's new import repairs that, so the
+        # sweeper does not retry it; a rescoring scores it once repaired.
         logger.error("submission %s: %s", submission_id, error)
-        submission.mark_failed(str(error), retryable=True)
+        submission.mark_failed(str(error), retryable=False)
         return "failed"
     except Exception as error:
         # Only the type: a message could quote a query, and logs must never hold gold.

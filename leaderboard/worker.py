@@ -1,13 +1,18 @@
 """The scoring worker: RQ's worker that first sweeps up submissions a dead worker or lost job left behind,
-then runs the gold of every published version once, so that the work-horses it forks inherit the results."""
+then fetches the copies of the databases this host lacks (a worker shares no disk with the web site or
+with other workers: evaluation/database_cache.py), then runs the gold of every published version once,
+so that the work-horses it forks inherit the results and what the cache has checked."""
 
 from __future__ import annotations
 
 import logging
+import os
 
+from django.core.exceptions import ImproperlyConfigured
 from django.db import connections
 from rq import Worker
 
+from evaluation.database_cache import databases_fetch
 from evaluation.grading import warm_gold_cache
 from leaderboard.services import start_up_sweep
 
@@ -16,7 +21,22 @@ logger = logging.getLogger(__name__)
 
 class ScoringWorker(Worker):
     def work(self, *args, **kwargs):
+        if not os.environ.get("TERMITE_GOLD_KEY"):
+            # settings.py generates one in the embedded mode (DEBUG), but a key generated on this host
+            # is its own: it cannot read the gold the importing host encrypted, and every job would fail.
+            raise ImproperlyConfigured(
+                "A scoring worker needs TERMITE_GOLD_KEY from the environment, the same as the web site's."
+            )
         start_up_sweep()
+        try:
+            copies = databases_fetch()
+        except Exception as error:  # each job fetches what it lacks all the same
+            logger.warning("database copies not fetched: %s", type(error).__name__)
+        else:
+            fetched = sum(copy.fetched for copy in copies)
+            missing = sum(bool(copy.problem) for copy in copies)
+            here = len(copies) - fetched - missing
+            logger.info("database copies: %d fetched, %d already here, %d missing", fetched, here, missing)
         try:
             warmed = warm_gold_cache()
         except Exception as error:  # a cold cache only slows the first jobs down

@@ -207,6 +207,11 @@ SIGNUP_RATE_LIMIT_PER_IP = (env_int("TERMITE_SIGNUP_LIMIT_PER_IP", 10), 3600)
 TERMITE_CONFIRM_MAIL_RATE_LIMIT = (env_int("TERMITE_CONFIRM_MAIL_LIMIT_PER_HOUR", 3), 3600)
 
 # Scoring.
+# This host's copies of the built databases: the platform keeps them all in the database
+# (evaluation.StoredDatabase), and a worker fetches what it lacks into here (evaluation/database_cache.py).
+TERMITE_DATABASE_CACHE_DIR = Path(
+    env_str("TERMITE_DATABASE_CACHE_DIR", str(DATA_DIR / "databases"))
+).resolve()
 TERMITE_QUERY_TIMEOUT = env_float("TERMITE_QUERY_TIMEOUT", 2.0)
 # Wall-clock seconds all the predictions of one submission may spend executing.
 TERMITE_SUBMISSION_BUDGET = env_float("TERMITE_SUBMISSION_BUDGET", 120.0)

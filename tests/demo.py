@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import shutil
+from collections.abc import Iterator
 
+from evaluation.models import Database, StoredDatabase
 from leaderboard.demo import demo_gold
 
 # A whole model card as the upload form and the API take it (text fields): what a public submission must
@@ -25,4 +29,19 @@ def predictions_jsonl(predictions: dict[str, str]) -> bytes:
     return "\n".join(json.dumps({"question_id": q, "sql": s}) for q, s in predictions.items()).encode()
 
 
-__all__ = ["PUBLIC_CARD", "demo_gold", "predictions_jsonl"]
+@contextlib.contextmanager
+def database_lost(database: Database) -> Iterator[None]:
+    """The platform loses a database (its stored row) and this host its copy, until the block ends."""
+    stored = StoredDatabase.objects.get(sha256=database.sqlite_sha256)
+    path = database.sqlite_path
+    aside = path.with_suffix(".aside")
+    shutil.move(path, aside)
+    stored.delete()
+    try:
+        yield
+    finally:
+        shutil.move(aside, path)
+        StoredDatabase.objects.create(sha256=stored.sha256, content=stored.content, size=stored.size)
+
+
+__all__ = ["PUBLIC_CARD", "database_lost", "demo_gold", "predictions_jsonl"]

@@ -114,6 +114,19 @@ def start_worker(**env: str) -> subprocess.Popen:
     )
 
 
+def start_logged_worker(*, name: str, log: Path, **env: str) -> subprocess.Popen:
+    """A long-running worker called `name`, writing its log (and its work-horses') to `log`."""
+    with log.open("w") as out:
+        return subprocess.Popen(
+            [sys.executable, "manage.py", "rqworker", "scoring", "--name", name],
+            cwd=ROOT,
+            env=portal_env(**env),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+
 def kill_group(process: subprocess.Popen, sig: int = signal.SIGKILL) -> None:
     with contextlib.suppress(ProcessLookupError):  # already gone
         os.killpg(process.pid, sig)

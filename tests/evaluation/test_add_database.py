@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
+from django.conf import settings as django_settings
 from django.core.management import CommandError, call_command
 
-from evaluation.models import BenchmarkVersion, Database, Question, ValidationReport
+from evaluation.models import BenchmarkVersion, Database, Question, StoredDatabase, ValidationReport
 from evaluation.services import (
     VersionStateError,
     database_add,
-    databases_dir,
     version_create_draft,
     version_publish,
 )
@@ -40,6 +41,11 @@ GOOD_QUESTIONS = questions_jsonl(
     {"question": "Nessuno", "gold_sql": "SELECT nome FROM clienti WHERE citta = 'Napoli'"},
     {"question": "Il primo", "gold_sql": "SELECT nome FROM clienti LIMIT 1"},
 )
+
+
+def cache_dir() -> Path:
+    """This host's copies of the built databases."""
+    return django_settings.TERMITE_DATABASE_CACHE_DIR
 
 
 @pytest.fixture
@@ -91,7 +97,7 @@ def test_a_dump_that_does_not_parse_is_refused_with_its_line_and_nothing_is_stor
     bad = DUMP + "INSERT INTO clienti VALUES (;\n"
     with pytest.raises(SourceError, match=r"database negozio: .*line 5"):
         add(draft, dump=bad)
-    assert not Database.objects.exists()
+    assert not Database.objects.exists() and not StoredDatabase.objects.exists()
     assert not Question.objects.exists()
 
 
@@ -114,7 +120,7 @@ def test_the_same_database_name_cannot_be_added_twice(draft):
 
 
 def test_a_failure_while_storing_leaves_no_rows_and_no_new_files(draft, monkeypatch):
-    before = set(databases_dir().glob("*")) if databases_dir().exists() else set()
+    before = set(cache_dir().glob("*")) if cache_dir().exists() else set()
 
     def explode(*args, **kwargs):
         raise RuntimeError("disk full")
@@ -122,9 +128,9 @@ def test_a_failure_while_storing_leaves_no_rows_and_no_new_files(draft, monkeypa
     monkeypatch.setattr(Question.objects, "bulk_create", explode)
     with pytest.raises(RuntimeError, match="disk full"):
         add(draft, dump=DUMP.replace("'Milano'", "'Torino'"))
-    assert not Database.objects.exists()
+    assert not Database.objects.exists() and not StoredDatabase.objects.exists()
     assert not ValidationReport.objects.exists()
-    assert set(databases_dir().glob("*")) == before
+    assert set(cache_dir().glob("*")) == before
 
 
 def test_the_command_adds_a_database_and_prints_the_report(draft, tmp_path, capsys):

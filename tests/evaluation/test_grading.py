@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import logging
-import shutil
 
 import pytest
 
 from evaluation import grading
 from evaluation.scoring.sandbox import Sandbox
+from tests.demo import database_lost
 
 pytestmark = pytest.mark.django_db
 
@@ -57,14 +57,9 @@ def test_a_draft_version_is_not_warmed(demo_version, cold_caches, executed_queri
 def test_a_version_that_cannot_be_scored_is_skipped_and_logged_by_its_error_type_only(
     demo_version, cold_caches, caplog
 ):
-    path = demo_version.databases.get(slug="ciclismo").sqlite_path
-    aside = path.with_suffix(".aside")
-    shutil.move(path, aside)
-    try:
-        with caplog.at_level(logging.WARNING, logger="evaluation.grading"):
-            assert grading.warm_gold_cache() == []
-    finally:
-        shutil.move(aside, path)
+    ciclismo = demo_version.databases.get(slug="ciclismo")
+    with database_lost(ciclismo), caplog.at_level(logging.WARNING, logger="evaluation.grading"):
+        assert grading.warm_gold_cache() == []
     assert [record.getMessage() for record in caplog.records] == [
         f"gold cache of version {demo_version.pk} not warmed: DatabaseUnavailable"
     ]

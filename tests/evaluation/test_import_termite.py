@@ -9,15 +9,24 @@ import io
 import json
 import zipfile
 from collections import Counter
+from pathlib import Path
 
 import pytest
+from django.conf import settings as django_settings
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from evaluation.models import BenchmarkVersion, Database, Question, SchemaShown, ValidationReport
+from evaluation.models import (
+    BenchmarkVersion,
+    Database,
+    Question,
+    SchemaShown,
+    StoredDatabase,
+    ValidationReport,
+)
 from evaluation.scoring.mysql_dump import missing_identifiers
 from evaluation.scoring.schema_shape import column_names, differences, from_json, read_shape, shape_of_ddl
-from evaluation.services import databases_dir, version_create_draft
+from evaluation.services import version_create_draft
 from tests.evaluation.gold_leaks import assert_no_gold, gold_texts
 from tests.services import TERMITE_PASSWORD, TERMITE_QUESTIONS_PER_DATABASE
 
@@ -30,6 +39,11 @@ def import_archive(path, *extra) -> str:
     out = StringIO()
     call_command("import_termite", str(path), "--password", TERMITE_PASSWORD, *extra, stdout=out)
     return out.getvalue()
+
+
+def cache_dir() -> Path:
+    """This host's copies of the built databases."""
+    return django_settings.TERMITE_DATABASE_CACHE_DIR
 
 
 @pytest.fixture
@@ -152,17 +166,17 @@ def test_importing_the_same_archive_again_changes_nothing(termite_archive, witho
 
 
 def test_a_wrong_password_writes_nothing(termite_archive, without_reference):
-    files_before = set(databases_dir().glob("*")) if databases_dir().exists() else set()
+    files_before = set(cache_dir().glob("*")) if cache_dir().exists() else set()
     with pytest.raises(CommandError, match="wrong password"):
         call_command("import_termite", str(termite_archive), "--password", "guess")
     assert not BenchmarkVersion.objects.exists()
-    assert (set(databases_dir().glob("*")) if databases_dir().exists() else set()) == files_before
+    assert (set(cache_dir().glob("*")) if cache_dir().exists() else set()) == files_before
 
 
 def test_a_failure_mid_import_leaves_the_store_as_it_was(termite_archive, without_reference, monkeypatch):
     import evaluation.services as services
 
-    for path in databases_dir().glob("*") if databases_dir().exists() else []:
+    for path in cache_dir().glob("*") if cache_dir().exists() else []:
         path.chmod(0o644)
         path.unlink()
 
@@ -173,9 +187,9 @@ def test_a_failure_mid_import_leaves_the_store_as_it_was(termite_archive, withou
     with pytest.raises(RuntimeError, match="disk filled up"):
         import_archive(termite_archive)
     assert not BenchmarkVersion.objects.exists()
-    assert not Database.objects.exists()
+    assert not Database.objects.exists() and not StoredDatabase.objects.exists()
     assert not Question.objects.exists()
-    assert list(databases_dir().glob("*")) == []
+    assert list(cache_dir().glob("*")) == []
 
 
 def test_gold_checked_against_mariadb_agrees_except_where_mariadb_rejects_it(

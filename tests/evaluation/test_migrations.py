@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from datetime import UTC
 
 import pytest
@@ -76,3 +77,31 @@ def test_databases_stored_before_dates_are_dated_by_their_version_or_the_version
         ("1.1", "bowling"): date(2024, 2, 12),
         ("1.1", "nuovo"): date(2025, 5, 6),
     }
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_database_copies_of_an_older_store_are_stored_on_the_platform_from_its_files(
+    latest_after, settings, tmp_path, caplog
+):
+    settings.DATA_DIR = tmp_path
+    folder = tmp_path / "databases"
+    folder.mkdir()
+    kept, altered, missing = b"SQLite format 3\x00 kept", b"SQLite format 3\x00 altered", b"missing"
+    shas = {
+        name: hashlib.sha256(content).hexdigest()
+        for name, content in (("kept", kept), ("altered", altered), ("missing", missing))
+    }
+    (folder / f"{shas['kept']}.sqlite3").write_bytes(kept)
+    (folder / f"{shas['altered']}.sqlite3").write_bytes(b"not what its name says")
+    apps = migrate([("evaluation", "0006_database_added_on")])
+    Version = apps.get_model("evaluation", "BenchmarkVersion")
+    Database = apps.get_model("evaluation", "Database")
+    version = Version.objects.create(name="Vecchia", label="vecchia")
+    for name, sha256 in shas.items():
+        Database.objects.create(version=version, slug=name, display_name=name, sqlite_sha256=sha256)
+
+    apps = migrate([("evaluation", "0007_stored_databases")])
+    stored = apps.get_model("evaluation", "StoredDatabase").objects.all()
+    assert [(row.sha256, bytes(row.content), row.size) for row in stored] == [(shas["kept"], kept, len(kept))]
+    assert f"database copy {shas['altered']} not stored" in caplog.text
+    assert f"database copy {shas['missing']} not stored" in caplog.text

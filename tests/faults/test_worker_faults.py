@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 import time
@@ -15,7 +14,7 @@ from leaderboard.jobs import score_submission
 from leaderboard.models import Submission
 from leaderboard.queue import scoring_queue
 from leaderboard.services import Upload, requeue_stuck, submission_create
-from tests.demo import demo_gold, predictions_jsonl
+from tests.demo import database_lost, demo_gold, predictions_jsonl
 from tests.processes import (
     ROOT,
     kill_group,
@@ -117,23 +116,20 @@ def test_a_dropped_database_connection_mid_job_loses_nothing(fast_heartbeats, ow
     assert (submission.status, submission.attempts) == ("scored", 2)
 
 
-def test_an_unreadable_database_copy_fails_clearly_and_is_retried_after_repair(real_services, owner):
+def test_a_database_the_platform_lacks_fails_clearly_and_is_not_retried(real_services, owner):
     version = demo_benchmark_load()
-    path = version.databases.get(slug="ciclismo").sqlite_path
-    aside = path.with_suffix(".aside")
-    shutil.move(path, aside)
-    try:
+    with database_lost(version.databases.get(slug="ciclismo")):
         submission = upload(owner, version, demo_gold())
         assert run_worker_burst().returncode == 0
         submission.refresh_from_db()
-        assert submission.status == "failed" and submission.failure_retryable
-        assert submission.failure_reason.startswith("The copy of database ciclismo cannot be read")
-    finally:
-        shutil.move(aside, path)
-    assert requeue_stuck() == [submission.pk]
+        assert submission.status == "failed" and not submission.failure_retryable
+        assert submission.failure_reason.startswith("Database ciclismo is not stored on the platform")
+        assert requeue_stuck() == []  # a retry would find it missing again
+    # Once the platform holds it again, a new upload (a failed one does not count) is scored.
+    again = upload(owner, version, demo_gold())
     assert run_worker_burst().returncode == 0
-    submission.refresh_from_db()
-    assert (submission.status, submission.ea, submission.attempts) == ("scored", 1.0, 2)
+    again.refresh_from_db()
+    assert (again.status, again.ea) == ("scored", 1.0)
 
 
 @pytest.fixture

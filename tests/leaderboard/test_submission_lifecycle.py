@@ -12,7 +12,7 @@ from leaderboard.jobs import score_submission
 from leaderboard.liveness import heartbeat
 from leaderboard.models import Submission
 from leaderboard.services import Upload, requeue_stuck, requeue_stuck_after_start, submission_create
-from tests.demo import predictions_jsonl
+from tests.demo import database_lost, predictions_jsonl
 from tests.processes import require_postgresql, run_worker_burst
 
 
@@ -138,26 +138,30 @@ def test_the_sweeper_gives_up_after_the_retry_cap_with_a_readable_reason(db, mak
     assert "attempted 3 times" in submission.failure_reason and not submission.failure_retryable
 
 
-def test_an_unreadable_database_copy_fails_with_a_reason_and_is_retried_after_repair(
-    db, make_submission, demo_version, in_process
+def test_an_altered_copy_on_this_host_is_replaced_and_the_submission_scored(
+    db, make_submission, demo_version, gold, in_process
 ):
-    database = demo_version.databases.get(slug="biblioteca")
-    path = database.sqlite_path
-    original = path.read_bytes()
+    path = demo_version.databases.get(slug="biblioteca").sqlite_path
     path.chmod(0o644)
     path.write_bytes(b"corrupted")
-    try:
+    submission = make_submission(predictions=gold)
+    score_submission(submission.pk)
+    submission.refresh_from_db()
+    assert (submission.status, submission.ea) == ("scored", 1.0)
+    assert path.read_bytes().startswith(b"SQLite format 3")
+
+
+def test_a_database_the_platform_lacks_fails_the_submission_for_good_with_a_reason(
+    db, make_submission, demo_version, in_process
+):
+    with database_lost(demo_version.databases.get(slug="biblioteca")):
         submission = make_submission()
         score_submission(submission.pk)
         submission.refresh_from_db()
-        assert submission.status == "failed" and submission.failure_retryable
-        assert "The copy of database biblioteca has changed on disk" in submission.failure_reason
-    finally:
-        path.write_bytes(original)
-        path.chmod(0o444)
-    assert requeue_stuck() == [submission.pk]
-    submission.refresh_from_db()
-    assert submission.status == "scored" and submission.failure_reason == ""
+        assert submission.status == "failed" and not submission.failure_retryable
+        assert submission.failure_reason.startswith("Database biblioteca is not stored on the platform")
+        # Only a new import repairs it: the sweeper leaves it alone, rather than burning its attempts.
+        assert requeue_stuck() == []
 
 
 def test_upload_with_redis_unreachable_is_accepted_then_scored_by_the_sweeper(

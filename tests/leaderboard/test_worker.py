@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import shutil
-
 from evaluation.services import demo_benchmark_load
+from tests.demo import database_lost
 from tests.processes import run_worker_burst
 
 
@@ -17,13 +16,16 @@ def test_a_worker_warms_the_gold_of_the_published_versions_before_it_works(real_
 
 def test_a_worker_that_cannot_warm_a_version_logs_the_error_type_and_still_works(real_services):
     version = demo_benchmark_load()
-    path = version.databases.get(slug="ciclismo").sqlite_path
-    aside = path.with_suffix(".aside")
-    shutil.move(path, aside)
-    try:
+    with database_lost(version.databases.get(slug="ciclismo")):
         done = run_worker_burst()
-    finally:
-        shutil.move(aside, path)
     assert done.returncode == 0, done.stderr[-2000:]
     assert f"gold cache of version {version.pk} not warmed: DatabaseUnavailable" in done.stderr
     assert "gold cache warmed for no published version" in done.stderr
+    assert "database copies: 0 fetched, 1 already here, 1 missing" in done.stderr
+
+
+def test_a_worker_without_the_gold_key_in_its_environment_refuses_to_start(real_services, tmp_path):
+    # In debug mode settings.py would generate a key on this host, which could read no stored gold.
+    done = run_worker_burst(DEBUG="1", TERMITE_GOLD_KEY="", TERMITE_DATA_DIR=str(tmp_path))
+    assert done.returncode != 0
+    assert "A scoring worker needs TERMITE_GOLD_KEY from the environment" in done.stderr

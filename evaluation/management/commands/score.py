@@ -7,7 +7,8 @@ from pathlib import Path
 
 from django.core.management.base import CommandError
 
-from evaluation.grading import DatabaseUnavailable, score_version
+from evaluation.database_cache import DatabaseUnavailable
+from evaluation.grading import score_version
 from evaluation.management.commands._base import BenchmarkCommand
 from evaluation.models import BenchmarkVersion
 from evaluation.predictions import PredictionFileError, parse_predictions
