@@ -53,7 +53,10 @@ class Portal:
             "TERMITE_DATA_DIR": str(self.data_dir),
             "ALLOWED_HOSTS": "127.0.0.1,localhost",
             "SECURE_SSL_REDIRECT": "0",
+            # One account uploads every submission, each public: no quota may stop it.
             "TERMITE_DAILY_QUOTA": "1000",
+            "TERMITE_VERSION_QUOTA": "1000",
+            "TERMITE_PUBLIC_PER_VERSION": "1000",
             "TERMITE_UPLOAD_LIMIT_PER_HOUR": "1000",
             "LOG_LEVEL": "WARNING",
         }
@@ -76,9 +79,7 @@ class Portal:
 
     def __exit__(self, *exc) -> None:
         for process in reversed(self.processes):
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGTERM)
-                process.wait(timeout=30)
+            self.stop(process)
         from django.db import connections
 
         connections.close_all()
@@ -86,6 +87,13 @@ class Portal:
         failed = [log for log in self.data_dir.glob("process-*.log") if "Traceback" in log.read_text()]
         for log in failed:
             print(f"--- errors logged by a portal process ({log.name}):\n{log.read_text()[-3000:]}")
+
+    @staticmethod
+    def stop(process: subprocess.Popen) -> None:
+        """SIGTERM to the process and its children (an rq worker then stops warmly), and wait for it."""
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGTERM)
+            process.wait(timeout=30)
 
     def _psql(self, sql: str) -> None:
         subprocess.run(["psql", POSTGRES + "/postgres", "-qc", sql], check=True, capture_output=True)
@@ -98,8 +106,8 @@ class Portal:
         self.processes.append(process)
         return process
 
-    def start_web(self, workers: int = 3) -> None:
-        self._spawn(
+    def start_web(self, workers: int = 3) -> subprocess.Popen:
+        process = self._spawn(
             sys.executable,
             "-m",
             "gunicorn",
@@ -115,14 +123,13 @@ class Portal:
         while time.monotonic() < deadline:
             try:
                 with urllib.request.urlopen(f"{self.url}/healthz", timeout=2):
-                    return
+                    return process
             except OSError:
                 time.sleep(0.2)
         raise RuntimeError("gunicorn did not start")
 
-    def start_workers(self, count: int) -> None:
-        for _ in range(count):
-            self._spawn(sys.executable, "manage.py", "rqworker", "scoring")
+    def start_workers(self, count: int) -> list[subprocess.Popen]:
+        return [self._spawn(sys.executable, "manage.py", "rqworker", "scoring") for _ in range(count)]
 
 
 @dataclass

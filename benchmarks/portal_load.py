@@ -14,6 +14,7 @@ import argparse
 import json
 import threading
 import time
+import urllib.error
 import urllib.request
 import uuid
 
@@ -22,8 +23,11 @@ from benchmarks.loadkit import Portal, hammer
 BROWSING = ["/", "/leaderboard/", "/api/v1/leaderboard", "/metrics/"]
 
 
-def prepare(submissions: int) -> tuple[str, bytes]:
-    from evaluation.services import demo_benchmark_load, demo_gold
+def prepare() -> tuple[str, bytes]:
+    """Load the demo benchmark; a confirmed account (create_user's are) and its API token; a file of the
+    demo's gold, each question's own gold query as its prediction."""
+    from evaluation.services import demo_benchmark_load
+    from leaderboard.demo import demo_gold
     from termite_site.accounts.models import User
     from termite_site.accounts.services import api_token_create
 
@@ -34,10 +38,17 @@ def prepare(submissions: int) -> tuple[str, bytes]:
 
 
 def upload(url: str, token: str, predictions: bytes, n: int) -> tuple[int, float]:
+    """One public submission through the API, with a whole model card (a public one needs it, see
+    leaderboard.model_card.PUBLIC_REQUIRED); (its id, seconds). Anything but 201 stops the benchmark."""
+    from tests.demo import PUBLIC_CARD
+
     boundary = uuid.uuid4().hex
+    fields = {"model_name": f"Carico {n}", "public": "true", **PUBLIC_CARD}
     parts = [
-        f'--{boundary}\r\nContent-Disposition: form-data; name="model_name"\r\n\r\nCarico {n}\r\n'.encode(),
-        f'--{boundary}\r\nContent-Disposition: form-data; name="public"\r\n\r\ntrue\r\n'.encode(),
+        *(
+            f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n{value}\r\n'.encode()
+            for name, value in fields.items()
+        ),
         f'--{boundary}\r\nContent-Disposition: form-data; name="predictions"; filename="p.jsonl"\r\n'
         "Content-Type: application/octet-stream\r\n\r\n".encode()
         + predictions
@@ -53,8 +64,14 @@ def upload(url: str, token: str, predictions: bytes, n: int) -> tuple[int, float
         },
     )
     started = time.perf_counter()
-    with urllib.request.urlopen(request, timeout=60) as response:
-        return json.loads(response.read())["id"], time.perf_counter() - started
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            status, body = response.status, json.loads(response.read())
+    except urllib.error.HTTPError as refused:
+        status, body = refused.code, json.loads(refused.read() or b"{}")
+    if status != 201:
+        raise SystemExit(f"upload {n} answered {status}, not 201: {body}")
+    return body["id"], time.perf_counter() - started
 
 
 def main() -> None:
@@ -65,7 +82,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=30)
     args = parser.parse_args()
     with Portal("portal_load") as portal:
-        token, predictions = prepare(args.submissions)
+        token, predictions = prepare()
         portal.start_web(workers=3)
         portal.start_workers(args.workers)
         uploads: list[tuple[int, float]] = []
