@@ -14,6 +14,7 @@ from evaluation.services import version_create_draft
 from leaderboard.models import Baseline
 from leaderboard.services import submission_score, submission_verify
 from tests.evaluation.gold_leaks import assert_no_gold, gold_texts
+from tests.leaderboard.page_rows import row_names
 from tests.leaderboard.scored import scored_fields
 
 pytestmark = pytest.mark.django_db
@@ -78,7 +79,7 @@ NEVER_SHOWN = ("Privatissimo", "Nascostissimo", "Ritiratissimo", "Incodatissimo"
 
 
 def names(response, *, shown_only: bool = True) -> list[str]:
-    return [e.row.model_name for e in response.context["entries"] if e.shown or not shown_only]
+    return row_names(response, shown_only=shown_only)
 
 
 def test_anyone_sees_the_ranking_of_the_latest_version_without_logging_in(client, board):
