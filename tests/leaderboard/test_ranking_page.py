@@ -471,12 +471,16 @@ def test_the_server_sorts_and_filters_across_pages_without_javascript(client, lo
 
 
 def test_page_links_keep_the_filters_and_the_sort(client, long_board):
-    response = client.get(URL, {"approach": "prompting", "sort": "model_name", "order": "asc", "hide": "tags"})
+    response = client.get(
+        URL, {"approach": "prompting", "sort": "model_name", "order": "asc", "hide": "tags"}
+    )
     assert link(response, "next") == "?approach=prompting&sort=model_name&hide=tags&page=2"
     second = client.get(URL + link(response, "next"))
     assert link(second, "prev") == "?approach=prompting&sort=model_name&hide=tags"
     # A new sort starts from the first page, with the same filters.
-    assert '<a href="?approach=prompting&amp;sort=ea&amp;order=desc&amp;hide=tags">' in second.content.decode()
+    assert (
+        '<a href="?approach=prompting&amp;sort=ea&amp;order=desc&amp;hide=tags">' in second.content.decode()
+    )
     # The form keeps ?all=1 on the page of every row, so that a filter applied there stays there.
     assert '<input type="hidden" name="all" value="1">' in client.get(URL, {"all": "1"}).content.decode()
 
