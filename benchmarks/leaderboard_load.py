@@ -3,13 +3,16 @@
     .venv/bin/python -m benchmarks.leaderboard_load [--submissions 1000] [--users 20] [--seconds 15]
 
 Needs PostgreSQL and Redis on this machine (BENCH_POSTGRES_URL, BENCH_REDIS_URL); makes and drops a
-scratch database. Prints, for the leaderboard page and its JSON export: one cold request (empty cache),
-then requests per second and p50/p99 latency with `--users` concurrent clients. Loopback only.
+scratch database. Prints, for the leaderboard page (its first page and the page of every row) and its
+JSON export, in one run: one cold request (empty cache), then requests per second and p50/p99 latency
+with `--users` concurrent clients, and the bytes of each answer as sent and uncompressed. Every client
+sends `Accept-Encoding: gzip, deflate, br` as browsers do. Loopback only.
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import random
 import time
 import urllib.request
@@ -80,14 +83,22 @@ def seed(count: int) -> str:
     return version.label
 
 
-def cold_request(url: str) -> float:
+# What a browser sends; the server picks the encodings it has among them.
+BROWSER = {"Accept-Encoding": "gzip, deflate, br"}
+
+
+def cold_request(url: str) -> tuple[float, int]:
+    """The time of one request on an empty cache, and the size of its answer uncompressed."""
     from django.core.cache import cache
 
     cache.clear()
     started = time.perf_counter()
-    with urllib.request.urlopen(url, timeout=60) as response:
-        response.read()
-    return time.perf_counter() - started
+    request = urllib.request.Request(url, headers=BROWSER)
+    with urllib.request.urlopen(request, timeout=60) as response:
+        body = response.read()
+        encoding = response.headers.get("Content-Encoding")
+    elapsed = time.perf_counter() - started
+    return elapsed, len(gzip.decompress(body) if encoding == "gzip" else body)
 
 
 def main() -> None:
@@ -100,14 +111,28 @@ def main() -> None:
         label = seed(args.submissions)
         portal.start_web(workers=3)
         pages = {
-            "leaderboard page": "/leaderboard/",
-            "leaderboard JSON": f"/api/v1/leaderboard?version={label}",
+            "/leaderboard/": "/leaderboard/",
+            "/leaderboard/?all=1": "/leaderboard/?all=1",
+            "/api/v1/leaderboard": f"/api/v1/leaderboard?version={label}",
         }
         print(f"{args.submissions} scored public submissions, gunicorn 3 workers, PostgreSQL, Redis cache")
-        print(f"{args.users} concurrent clients, {args.seconds:.0f} s per endpoint, 127.0.0.1")
+        print(f"{args.users} concurrent clients, {args.seconds:.0f} s per endpoint, 127.0.0.1, {BROWSER}")
+        table = []
         for name, path in pages.items():
-            print(f"{name + ' (cold, empty cache)':<34} {1000 * cold_request(portal.url + path):>8.1f} ms")
-            print(hammer(portal.url, [path], users=args.users, seconds=args.seconds).line(name))
+            cold, size = cold_request(portal.url + path)
+            load = hammer(portal.url, [path], users=args.users, seconds=args.seconds, headers=BROWSER)
+            print(load.line(name))
+            table.append(
+                f"| `{name}` | {1000 * cold:.0f} ms | {load.requests_per_second:.1f} | "
+                f"{1000 * load.percentile(50):.0f} ms | {1000 * load.percentile(99):.0f} ms | "
+                f"{load.bytes_per_request / 1000:,.1f} KB | {size / 1000:,.1f} KB | {load.errors} |"
+            )
+        print()
+        print(
+            "| endpoint | empty cache | requests/s | p50 | p99 | bytes sent per answer | uncompressed | errors |"
+        )
+        print("|---|---|---|---|---|---|---|---|")
+        print("\n".join(table))
 
 
 if __name__ == "__main__":

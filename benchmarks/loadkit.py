@@ -136,6 +136,7 @@ class Portal:
 class Load:
     seconds: float
     latencies: list[float] = field(default_factory=list)
+    body_bytes: int = 0  # of the 200 answers, as sent (compressed when the server compressed them)
     failures: Counter = field(default_factory=Counter)  # (path, status or exception name) -> count
 
     @property
@@ -145,6 +146,10 @@ class Load:
     @property
     def requests_per_second(self) -> float:
         return len(self.latencies) / self.seconds
+
+    @property
+    def bytes_per_request(self) -> float:
+        return self.body_bytes / len(self.latencies) if self.latencies else float("nan")
 
     def percentile(self, p: float) -> float:
         ordered = sorted(self.latencies)
@@ -159,8 +164,11 @@ class Load:
         )
 
 
-def hammer(base_url: str, paths: list[str], *, users: int, seconds: float) -> Load:
-    """`users` threads, each cycling through `paths` with one keep-alive connection, for `seconds`."""
+def hammer(
+    base_url: str, paths: list[str], *, users: int, seconds: float, headers: dict[str, str] | None = None
+) -> Load:
+    """`users` threads, each cycling through `paths` with one keep-alive connection, for `seconds`, sending
+    `headers` with each request."""
     host, port = base_url.removeprefix("http://").split(":")
     load = Load(seconds=seconds)
     lock = threading.Lock()
@@ -173,10 +181,11 @@ def hammer(base_url: str, paths: list[str], *, users: int, seconds: float) -> Lo
             path = paths[n % len(paths)]
             n += 1
             started = time.perf_counter()
+            size = 0
             try:
-                connection.request("GET", path)
+                connection.request("GET", path, headers=headers or {})
                 response = connection.getresponse()
-                response.read()
+                size = len(response.read())
                 outcome = response.status
             except (OSError, http.client.HTTPException) as error:
                 connection.close()
@@ -186,6 +195,7 @@ def hammer(base_url: str, paths: list[str], *, users: int, seconds: float) -> Lo
             with lock:
                 if outcome == 200:
                     load.latencies.append(elapsed)
+                    load.body_bytes += size
                 else:
                     load.failures[(path, outcome)] += 1
         connection.close()

@@ -192,6 +192,8 @@ class RankingView:
     sort: str = "rank"
     descending: bool = False
     hidden: tuple[str, ...] = ()
+    page: int = 1
+    everything: bool = False  # ?all=1: every row on one page, as the browser's own sorting and filters want
 
     @property
     def filters(self) -> dict[str, str | bool]:
@@ -206,7 +208,8 @@ class RankingView:
 
 
 class RankingForm(forms.Form):
-    """The leaderboard's query string: ?q=&weights=&approach=&size=&verified=1&team=&sort=&order=&hide=."""
+    """The leaderboard's query string: ?q=&weights=&approach=&size=&verified=1&team=&sort=&order=&hide=
+    &page=&all=1."""
 
     q = forms.CharField(required=False, max_length=100)
     weights = forms.ChoiceField(required=False, choices=[("", ""), *Weights.choices])
@@ -217,6 +220,8 @@ class RankingForm(forms.Form):
     sort = forms.ChoiceField(required=False)
     order = forms.ChoiceField(required=False, choices=[("asc", "asc"), ("desc", "desc")])
     hide = forms.MultipleChoiceField(required=False, choices=list(COLUMN_GROUPS.items()))
+    page = forms.IntegerField(required=False, min_value=1, max_value=100_000)
+    all = forms.BooleanField(required=False)
 
     def __init__(self, data, *, columns: list[str]):
         super().__init__(data)
@@ -235,6 +240,8 @@ class RankingForm(forms.Form):
             sort=data.get("sort", "rank"),
             descending=data.get("order") == "desc",
             hidden=tuple(group for group in COLUMN_GROUPS if group in data.get("hide", ())),
+            page=data.get("page", 1),
+            everything=bool(data.get("all")),
         )
 
 

@@ -7,13 +7,16 @@ leaderboard/ranking.py), so once warm they cost one query whatever the number of
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import cast
 
 from django.contrib.auth.models import AnonymousUser
+from django.contrib.messages import get_messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
-from django.template.loader import get_template
+from django.template.loader import get_template, render_to_string
+from django.utils.http import urlencode
 from django.utils.safestring import mark_safe
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
@@ -25,6 +28,7 @@ from leaderboard import charts, exports, feedback, presenters, ranking, selector
 from leaderboard.forms import CompareForm, RankingForm, RankingView
 from leaderboard.model_card import Approach, Weights
 from leaderboard.models import Submission
+from termite_site import cached_page
 from termite_site.accounts.models import Team
 
 
@@ -55,51 +59,150 @@ def _chosen_version(versions: list[BenchmarkVersion], label: str | None) -> Benc
     raise Http404("No such published benchmark version.")
 
 
+# Rows per page: a tenth of the HTML for 1,000 submissions; ?all=1 gives every row, for the browser's
+# own sorting and filtering.
+PAGE_SIZE = 100
+
+
+@dataclass(frozen=True)
+class Pagination:
+    paged: bool  # False on the page of every row (?all=1), and when all rows fit on one page
+    number: int
+    count: int
+    first: int  # 1-based, of the rows that match the filters
+    last: int
+    total: int
+    previous_url: str
+    next_url: str
+    everything_url: str
+    by_page_url: str
+    page_size: int = PAGE_SIZE
+
+
 @require_GET
 def leaderboard(request: HttpRequest) -> HttpResponse:
+    """The ranking, cached whole per version, language and query (see termite_site/cached_page.py)."""
     versions = _published_versions()
     version = _chosen_version(versions, request.GET.get("version"))
     if version is None:
         return render(request, "leaderboard/ranking.html", {"versions": versions, "version": None})
+    columns = ranking.cached(version.label, "columns", lambda: [c.key for c in _page(version).board.columns])
+    view = RankingForm(request.GET, columns=columns).view()
+    # Links keep ?version= only where it was asked for: the latest version's page has one address.
+    named = version.label if request.GET.get("version") else ""
+    if get_messages(request):  # a message is for its visitor alone: never in a cached page
+        return render(request, "leaderboard/ranking.html", _context(versions, version, view, named))
+
+    def build() -> cached_page.CachedPage:
+        context = {
+            **_context(versions, version, view, named),
+            "nav_marker": mark_safe(cached_page.NAV_MARKER),
+        }
+        # No request: nothing of this visitor (name, CSRF token, messages) can reach the cached body.
+        return cached_page.CachedPage.of(render_to_string("leaderboard/ranking_cached.html", context))
+
+    # Free text would make a cache entry per search typed; a search is rendered each time, from cached rows.
+    query = _query(named, view)
+    kind = f"response-{get_language()}-{hashlib.sha256(query.encode()).hexdigest()[:32]}"
+    page = build() if view.q else ranking.cached(version.label, kind, build)
+    return cached_page.respond(request, page, nav=lambda: render_to_string("site/_nav.html", request=request))
+
+
+def _context(
+    versions: list[BenchmarkVersion], version: BenchmarkVersion, view: RankingView, named: str
+) -> dict:
     page = _page(version)
     board = page.board
-    view = RankingForm(request.GET, columns=[column.key for column in board.columns]).view()
     shown = {id(row) for row in ranking.filter_rows(board.rows, **view.filters)}
+    ordered = ranking.sort_rows(board.rows, key=view.sort, descending=view.descending)
     html = dict(zip(map(id, board.rows), page.rows_html, strict=True))
-    entries = [
-        Entry(row, id(row) in shown)
-        for row in ranking.sort_rows(board.rows, key=view.sort, descending=view.descending)
-    ]
-    context = {
+    pagination = _pagination(named, view, total=len(board.rows), matching=len(shown))
+    if pagination.paged:
+        matching = [row for row in ordered if id(row) in shown]
+        entries = [Entry(row, True) for row in matching[pagination.first - 1 : pagination.last]]
+    else:  # every row, those the filters hide sent hidden, so that the browser can show them again
+        entries = [Entry(row, id(row) in shown) for row in ordered]
+    return {
         "versions": versions,
         "version": version,
         "board": board,
         "view": view,
-        "headers": _headers(request, board, view),
+        "headers": _headers(named, board, view),
         "entries": entries,
         # Safe: each row was rendered, and escaped, by the row template.
         "tbody": mark_safe("".join(_shown(html[id(e.row)], e.shown) for e in entries)),
         "shown_count": len(shown),
+        "pagination": pagination,
         "groups": list(ranking.COLUMN_GROUPS.items()),
         "weights_choices": Weights.choices,
         "approach_choices": Approach.choices,
         "charts": page.charts,
     }
-    return render(request, "leaderboard/ranking.html", context)
 
 
-def _headers(request: HttpRequest, board: ranking.Leaderboard, view: RankingView) -> list[Header]:
-    """Each column's sort link: a click on the sorted column reverses it; scores sort best first."""
+def _query(named: str, view: RankingView, **changes: str) -> str:
+    """The query string of `view`, with `changes`: its parameters in one order, defaults left out, so that
+    a page has one address and one cache entry."""
+    values: dict[str, str | list[str]] = {
+        "version": named,
+        "q": view.q,
+        "weights": view.weights,
+        "approach": view.approach,
+        "size": view.size,
+        "verified": "1" if view.verified else "",
+        "team": view.team,
+        "sort": "" if view.sort == "rank" and not view.descending else view.sort,
+        "order": "desc" if view.descending else "",
+        "hide": list(view.hidden),
+        "all": "1" if view.everything else "",
+        "page": str(view.page) if view.page > 1 else "",
+        **changes,
+    }
+    return urlencode(
+        [(name, value) for name, values_ in values.items() for value in _listed(values_) if value]
+    )
+
+
+def _listed(value: str | list[str]) -> list[str]:
+    return [value] if isinstance(value, str) else value
+
+
+def _pagination(named: str, view: RankingView, *, total: int, matching: int) -> Pagination:
+    paged = total > PAGE_SIZE and not view.everything
+    count = max(1, -(-matching // PAGE_SIZE)) if paged else 1
+    number = min(view.page, count) if paged else 1
+    first, last = (
+        ((number - 1) * PAGE_SIZE + 1, min(number * PAGE_SIZE, matching)) if paged else (1, matching)
+    )
+
+    def url(**changes: str) -> str:
+        return f"?{_query(named, view, **changes)}"
+
+    return Pagination(
+        paged=paged,
+        number=number,
+        count=count,
+        first=first,
+        last=last,
+        total=matching,
+        previous_url=url(page=str(number - 1) if number > 2 else "") if paged and number > 1 else "",
+        next_url=url(page=str(number + 1)) if paged and number < count else "",
+        everything_url=url(all="1", page="") if total > PAGE_SIZE else "",
+        by_page_url=url(all="", page="") if total > PAGE_SIZE else "",
+    )
+
+
+def _headers(named: str, board: ranking.Leaderboard, view: RankingView) -> list[Header]:
+    """Each column's sort link: a click on the sorted column reverses it; scores sort best first. A new
+    order starts again from the first page."""
     headers = []
     for column in board.columns:
         current = column.key == view.sort
         best_first = column.numeric and column.key != "rank"
         descending = not view.descending if current else best_first
-        query = request.GET.copy()
-        query["sort"] = column.key
-        query["order"] = "desc" if descending else "asc"
+        query = _query(named, view, sort=column.key, order="desc" if descending else "asc", page="")
         sorted_as = ("descending" if view.descending else "ascending") if current else "none"
-        headers.append(Header(column, f"?{query.urlencode()}", sorted_as))
+        headers.append(Header(column, f"?{query}", sorted_as))
     return headers
 
 

@@ -20,6 +20,9 @@
   var headers = Array.prototype.slice.call(table.tHead.rows[table.tHead.rows.length - 1].cells);
   var shownCount = document.getElementById("shown-count");
   var field = function (name) { return form.elements.namedItem(name); };
+  // One page of a long ranking (data-paged) holds only its rows: there the header links and the form go to
+  // the server, which sorts and filters them all; only the column groups are hidden in the browser.
+  var paged = table.hasAttribute("data-paged");
 
   function rows() { return Array.prototype.slice.call(tbody.rows); }
 
@@ -75,6 +78,7 @@
 
   headers.forEach(function (th) {
     th.querySelector("a:not(.about)").addEventListener("click", function (event) {
+      if (paged) return;
       event.preventDefault();
       var current = th.getAttribute("aria-sort");
       var bestFirst = th.classList.contains("num") && th.dataset.key !== "rank";
@@ -118,18 +122,20 @@
   }
 
   form.addEventListener("input", function (event) {
-    if (event.target.name === "q") applyFilters();
+    if (event.target.name === "q" && !paged) applyFilters();
   });
   form.addEventListener("change", function (event) {
     var name = event.target.name;
     if (name === "version") form.submit();  // another version: other rows, from the server
     else if (name === "hide") applyHidden();
+    else if (paged) { if (name !== "q") form.submit(); }
     else if (name !== "q") applyFilters();
   });
   form.addEventListener("submit", function (event) {
+    if (paged) return;
     event.preventDefault();
     applyFilters();
   });
   var apply = form.querySelector("button[type=submit]");
-  if (apply) apply.hidden = true;
+  if (apply && !paged) apply.hidden = true;
 })();

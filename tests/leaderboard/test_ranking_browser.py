@@ -11,6 +11,7 @@ import pytest
 from django.utils import timezone
 
 from leaderboard.models import Baseline
+from tests.leaderboard.page_rows import row_names
 from tests.leaderboard.scored import scored_fields
 from tests.services import REQUIRE_SERVICES
 
@@ -83,8 +84,7 @@ def query(page) -> dict[str, list[str]]:
 
 
 def server_names(client, url: str) -> list[str]:
-    response = client.get(url)
-    return [e.row.model_name for e in response.context["entries"] if e.shown]
+    return row_names(client.get(url))
 
 
 def test_the_browser_sorts_each_column_as_the_server_does(page, client):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+import re
 from datetime import date, timedelta
 
 import pytest
@@ -14,7 +16,8 @@ from evaluation.services import version_create_draft
 from leaderboard.models import Baseline
 from leaderboard.services import submission_score, submission_verify
 from tests.evaluation.gold_leaks import assert_no_gold, gold_texts
-from tests.leaderboard.scored import scored_fields
+from tests.leaderboard.page_rows import row_names, row_ranks
+from tests.leaderboard.scored import bulk_scored, scored_fields
 
 pytestmark = pytest.mark.django_db
 
@@ -78,7 +81,7 @@ NEVER_SHOWN = ("Privatissimo", "Nascostissimo", "Ritiratissimo", "Incodatissimo"
 
 
 def names(response, *, shown_only: bool = True) -> list[str]:
-    return [e.row.model_name for e in response.context["entries"] if e.shown or not shown_only]
+    return row_names(response, shown_only=shown_only)
 
 
 def test_anyone_sees_the_ranking_of_the_latest_version_without_logging_in(client, board):
@@ -424,3 +427,64 @@ def test_the_page_never_shows_gold(client, make_submission, gold):
     submission = make_submission(predictions={qid: "SELECT 1" for qid in gold}, is_public=True)
     submission_score(submission_id=submission.pk)
     assert_no_gold(client.get(URL).content, gold_texts(), where=URL)
+
+
+# Pages: with more rows than PAGE_SIZE, the server sends one page of the rows the filters keep, in the
+# order asked; ?all=1 sends every row as before, for the browser to sort and filter.
+
+
+@pytest.fixture
+def long_board(owner, demo_version):
+    bulk_scored(250, user=owner, version=demo_version)
+
+
+def link(response, rel: str) -> str:
+    return html.unescape(re.search(rf'<a rel="{rel}" href="([^"]*)"', response.content.decode())[1])
+
+
+def test_a_long_ranking_is_sent_a_hundred_rows_at_a_time_with_global_ranks(client, long_board):
+    first, third = client.get(URL), client.get(URL, {"page": 3})
+    everything = client.get(URL, {"all": "1"})
+    assert (len(names(first)), len(names(third)), len(names(everything))) == (100, 50, 250)
+    assert names(first) + names(client.get(URL, {"page": 2})) + names(third) == names(everything)
+    # Ranks are the ranking's, whatever the page.
+    assert row_ranks(third) == {name: row_ranks(everything)[name] for name in names(third)}
+    assert "data-paged" in first.content.decode() and "data-paged" not in everything.content.decode()
+    assert 'id="all-rows" href="?all=1"' in first.content.decode()
+    assert 'id="rows-by-page" href="?"' in everything.content.decode()
+    # Past the last page: the last page.
+    assert names(client.get(URL, {"page": 99})) == names(third)
+
+
+def test_the_server_sorts_and_filters_across_pages_without_javascript(client, long_board):
+    query = {"weights": "open", "sort": "model_name", "order": "asc"}
+    every = names(client.get(URL, {**query, "all": "1"}))
+    assert len(every) == 84  # one system in three has open weights
+    pages, response = [], client.get(URL, query)
+    while True:
+        pages += names(response)
+        if 'rel="next"' not in response.content.decode():
+            break
+        response = client.get(URL + link(response, "next"))
+    assert pages == every == sorted(every)
+    assert "84" in client.get(URL, query).content.decode().split('id="shown-count">')[1][:3]
+
+
+def test_page_links_keep_the_filters_and_the_sort(client, long_board):
+    response = client.get(
+        URL, {"approach": "prompting", "sort": "model_name", "order": "asc", "hide": "tags"}
+    )
+    assert link(response, "next") == "?approach=prompting&sort=model_name&hide=tags&page=2"
+    second = client.get(URL + link(response, "next"))
+    assert link(second, "prev") == "?approach=prompting&sort=model_name&hide=tags"
+    # A new sort starts from the first page, with the same filters.
+    assert (
+        '<a href="?approach=prompting&amp;sort=ea&amp;order=desc&amp;hide=tags">' in second.content.decode()
+    )
+    # The form keeps ?all=1 on the page of every row, so that a filter applied there stays there.
+    assert '<input type="hidden" name="all" value="1">' in client.get(URL, {"all": "1"}).content.decode()
+
+
+def test_a_short_ranking_has_no_pages(client, board):
+    body = client.get(URL).content.decode()
+    assert "data-paged" not in body and 'id="ranking-pages"' not in body

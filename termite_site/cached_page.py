@@ -1,0 +1,133 @@
+"""A page cached whole, stored gzipped, and served with the one part that differs per visitor.
+
+A cached page is everything but its <nav> (which holds the visitor's name, their links and the CSRF
+tokens of the logout and language forms): `CachedPage.of(html)` splits the page at `NAV_MARKER` and
+deflates the two halves once, when the page is built. `respond` renders the nav for the request and
+serves head + nav + tail:
+
+- gzipped, to a client that accepts gzip, without compressing the halves again. Each half, and the nav,
+  is deflated on its own and ends on a byte boundary (a sync flush), so the three make one valid deflate
+  stream; only the CRC-32 of the whole needs the halves' checksums combined (`_crc_after`).
+- uncompressed otherwise, the halves inflated back.
+- 304 Not Modified to an `If-None-Match` that names the page as this visitor would get it: the cached
+  halves, the visitor's nav (their CSRF tokens aside: a fresh mask each time, the same secret) and their
+  CSRF secret, so that the copy their browser keeps holds tokens their cookie still accepts.
+
+The cached halves never hold anything of one visitor: the page is rendered for the cache without a
+request, and a page with a message for its visitor is not to be cached (see leaderboard/ranking_views.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import struct
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from django.http import HttpRequest, HttpResponse
+from django.utils.cache import get_conditional_response, patch_cache_control, patch_vary_headers
+
+NAV_MARKER = "<!--per-visitor nav-->"
+
+_GZIP_HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"  # deflate, no name, no time, unknown OS
+_LAST_BLOCK = b"\x03\x00"  # an empty final block: the parts before it end on sync flushes
+_TOKEN = re.compile(r'name="csrfmiddlewaretoken" value="[^"]*"')
+_WORD = 0xFFFFFFFF
+
+
+def _deflate(data: bytes) -> bytes:
+    compressor = zlib.compressobj(6, zlib.DEFLATED, -zlib.MAX_WBITS)
+    return compressor.compress(data) + compressor.flush(zlib.Z_SYNC_FLUSH)
+
+
+@dataclass(frozen=True)
+class Deflated:
+    """A part of a body as raw deflate data, with what the gzip trailer needs of it."""
+
+    data: bytes
+    crc: int
+    size: int
+    # CRC-32 is linear: the checksum of X + this part is shift(crc(X)) ^ crc(this part), where shift
+    # multiplies by x^(8 * size). `shift` holds its value on each of the 32 bits, computed once here
+    # rather than by running the CRC over `size` zero bytes on every request.
+    shift: tuple[int, ...]
+
+    @classmethod
+    def of(cls, raw: bytes) -> Deflated:
+        zeros = bytes(len(raw))
+        base = zlib.crc32(zeros)
+        shift = tuple(zlib.crc32(zeros, 1 << bit) ^ base for bit in range(32))
+        return cls(_deflate(raw), zlib.crc32(raw), len(raw), shift)
+
+    def raw(self) -> bytes:
+        return zlib.decompressobj(-zlib.MAX_WBITS).decompress(self.data)
+
+
+def _crc_after(crc: int, part: Deflated) -> int:
+    """The CRC-32 of X + part, from crc = CRC-32 of X."""
+    shifted = 0
+    for bit in range(32):
+        if crc >> bit & 1:
+            shifted ^= part.shift[bit]
+    return shifted ^ part.crc
+
+
+def gzip_around(head: Deflated, middle: bytes, tail: Deflated) -> bytes:
+    """The gzip file of head + middle + tail, compressing only `middle`."""
+    crc = _crc_after(zlib.crc32(middle, head.crc), tail)
+    size = head.size + len(middle) + tail.size
+    trailer = struct.pack("<II", crc, size & _WORD)
+    return b"".join((_GZIP_HEADER, head.data, _deflate(middle), tail.data, _LAST_BLOCK, trailer))
+
+
+@dataclass(frozen=True)
+class CachedPage:
+    head: Deflated
+    tail: Deflated
+    digest: str
+
+    @classmethod
+    def of(cls, html: str) -> CachedPage:
+        head, marker, tail = html.partition(NAV_MARKER)
+        if not marker:
+            raise ValueError("a cached page needs NAV_MARKER where the per-visitor nav goes")
+        digest = hashlib.sha256(html.encode()).hexdigest()[:24]
+        return cls(Deflated.of(head.encode()), Deflated.of(tail.encode()), digest)
+
+
+def accepts_gzip(request: HttpRequest) -> bool:
+    """Whether Accept-Encoding allows gzip: named with a q above 0, or "*" when gzip is not named."""
+    qualities = {}
+    for item in request.headers.get("Accept-Encoding", "").split(","):
+        coding, _semicolon, params = item.partition(";")
+        quality = 1.0
+        name, _equals, value = params.strip().partition("=")
+        if name.strip().lower() == "q":
+            try:
+                quality = float(value)
+            except ValueError:
+                quality = 0.0
+        qualities[coding.strip().lower()] = quality
+    return qualities.get("gzip", qualities.get("x-gzip", qualities.get("*", 0.0))) > 0
+
+
+def respond(request: HttpRequest, page: CachedPage, *, nav: Callable[[], str]) -> HttpResponse:
+    """`page` with the visitor's `nav()`, gzipped if they accept it, or 304 if they have it already."""
+    nav_html = nav()  # first: it sets the CSRF secret of a visitor who has none yet
+    visitor = f"{request.META.get('CSRF_COOKIE', '')}\n{_TOKEN.sub('', nav_html)}"
+    etag = f'W/"{page.digest}-{hashlib.sha256(visitor.encode()).hexdigest()[:16]}"'
+    response: HttpResponse | None = get_conditional_response(request, etag=etag)
+    if response is None:
+        if accepts_gzip(request):
+            response = HttpResponse(gzip_around(page.head, nav_html.encode(), page.tail))
+            response["Content-Encoding"] = "gzip"
+        else:
+            response = HttpResponse(b"".join((page.head.raw(), nav_html.encode(), page.tail.raw())))
+    response["ETag"] = etag
+    # The body holds one visitor's CSRF tokens, and their name when logged in: no shared cache may keep
+    # it, and the browser asks again each time (a 304 when nothing changed).
+    patch_cache_control(response, private=True, no_cache=True)
+    patch_vary_headers(response, ("Accept-Encoding", "Cookie"))
+    return response
