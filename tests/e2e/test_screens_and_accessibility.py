@@ -112,7 +112,9 @@ def test_at_1280_px_the_first_rows_ea_is_in_view_and_every_column_is_reachable(r
     # Rank and model stay in place while the rest scrolls under them.
     assert in_viewport(page, "#leaderboard tbody tr >> nth=0 >> td.model")
     # Not hidden under the model either: the rank column ends where the model column starts.
-    rank, model = (page.locator(f"#leaderboard tbody tr >> nth=0 >> td >> nth={i}").bounding_box() for i in (0, 1))
+    rank, model = (
+        page.locator(f"#leaderboard tbody tr >> nth=0 >> td >> nth={i}").bounding_box() for i in (0, 1)
+    )
     assert rank["x"] + rank["width"] <= model["x"] + 1
     scroll.evaluate("el => { el.scrollTo({left: 0, behavior: 'instant'}); el.blur(); }")
     page.wait_for_function("document.getElementById('leaderboard').parentElement.scrollLeft === 0")
@@ -187,9 +189,7 @@ def serious_violations(page) -> list[str]:
 
 
 @pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["1280", "390"])
-def test_axe_finds_no_serious_violation_on_the_participants_pages(
-    ranked, browser, owner, password, viewport
-):
+def test_axe_finds_no_serious_violation_on_the_participants_pages(ranked, browser, owner, password, viewport):
     portal, submissions = ranked
     first, second = submissions[0].pk, submissions[1].pk
     page, errors = new_page(browser, viewport)
