@@ -87,6 +87,17 @@ def first_screen(page, full: Path) -> None:
     page.screenshot(path=str(full.with_name(f"{full.stem}-first-screen.png")))
 
 
+SCROLL = "document.getElementById('leaderboard').parentElement"
+
+
+def scroll_to(page, left: str) -> None:
+    """Scroll the table's box to `left` (a JavaScript expression of `el`), again until it stays there: the
+    arrow key's smooth scrolling may still be under way."""
+    page.wait_for_function(
+        f"(el => {{ el.scrollLeft = {left}; return Math.abs(el.scrollLeft - ({left})) < 1; }})({SCROLL})"
+    )
+
+
 FIRST_EA = "#leaderboard tbody tr:not([hidden]) >> nth=0 >> td >> nth=4"
 
 
@@ -106,8 +117,8 @@ def test_at_1280_px_the_first_rows_ea_is_in_view_and_every_column_is_reachable(r
     assert not in_viewport(page, "#leaderboard thead tr:last-child th:last-child")
     scroll.focus()
     page.keyboard.press("ArrowRight")  # the keyboard scrolls it
-    page.wait_for_function("document.getElementById('leaderboard').parentElement.scrollLeft > 0")
-    scroll.evaluate("el => { el.scrollLeft = el.scrollWidth; }")
+    page.wait_for_function(f"{SCROLL}.scrollLeft > 0")
+    scroll_to(page, "el.scrollWidth - el.clientWidth")
     assert last.is_visible() and in_viewport(page, "#leaderboard thead tr:last-child th:last-child")
     # Rank and model stay in place while the rest scrolls under them.
     assert in_viewport(page, "#leaderboard tbody tr >> nth=0 >> td.model")
@@ -116,8 +127,8 @@ def test_at_1280_px_the_first_rows_ea_is_in_view_and_every_column_is_reachable(r
         page.locator(f"#leaderboard tbody tr >> nth=0 >> td >> nth={i}").bounding_box() for i in (0, 1)
     )
     assert rank["x"] + rank["width"] <= model["x"] + 1
-    scroll.evaluate("el => { el.scrollTo({left: 0, behavior: 'instant'}); el.blur(); }")
-    page.wait_for_function("document.getElementById('leaderboard').parentElement.scrollLeft === 0")
+    scroll_to(page, "0")
+    scroll.blur()
     first_screen(page, screenshot(page, "leaderboard-1280"))
     assert not errors, errors
 
