@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 from datetime import date
 
 from django import template
@@ -44,3 +45,24 @@ def sort_value(value) -> str:
     if isinstance(value, date):
         return value.isoformat()
     return str(value).lower()
+
+
+@register.filter
+def chart_numbers(figure: dict) -> dict:
+    """The numbers a plotly figure of leaderboard/charts.py draws, as a table for those who cannot see the
+    chart: one column per trace, one row per x value (a database, a hardness level, a day), in the order
+    the traces first reach it. Read from the figure itself, so the table and the chart cannot disagree.
+    A trace's hover text (the system behind a step of "best EA") follows its value."""
+    columns = [trace.get("name", "") for trace in figure["data"]]
+    rows: dict[str, list[str]] = {}
+    for index, trace in enumerate(figure["data"]):
+        texts = trace.get("text") or [None] * len(trace["x"])
+        for x, y, text in zip(trace["x"], trace["y"], texts, strict=False):
+            label = str(x)[:10] if _ISO_DATETIME.match(str(x)) else str(x)  # the axis shows days only
+            cells = rows.setdefault(label, [""] * len(columns))
+            value = "—" if y is None else f"{float(y):.1f}"
+            cells[index] = f"{value} ({text})" if text else value
+    return {"columns": columns, "rows": list(rows.items())}
+
+
+_ISO_DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}T")

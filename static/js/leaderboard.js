@@ -19,6 +19,12 @@
   var tbody = table.tBodies[0];
   var headers = Array.prototype.slice.call(table.tHead.rows[table.tHead.rows.length - 1].cells);
   var shownCount = document.getElementById("shown-count");
+
+  // The model column sticks just right of the rank column (_styles.html): as far as that column is wide.
+  var rankHeader = headers[0];
+  function fitRankWidth() { table.style.setProperty("--rank-width", rankHeader.offsetWidth + "px"); }
+  fitRankWidth();
+  if (window.ResizeObserver) new ResizeObserver(fitRankWidth).observe(rankHeader);
   var field = function (name) { return form.elements.namedItem(name); };
   // One page of a long ranking (data-paged) holds only its rows: there the header links and the form go to
   // the server, which sorts and filters them all; only the column groups are hidden in the browser.

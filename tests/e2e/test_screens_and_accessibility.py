@@ -1,0 +1,224 @@
+"""In a real browser, issue 18: the leaderboard is readable at 1280 px and on a phone, and axe-core finds no
+serious accessibility violation on the pages a participant sees.
+
+Screenshots of the leaderboard at both widths go to var/screenshots/ (a CI artefact)."""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+from pathlib import Path
+
+import pytest
+from axe_playwright_python.sync_playwright import Axe
+from django.utils import timezone
+
+from leaderboard.models import Baseline
+from tests.leaderboard.scored import scored_fields
+
+pytestmark = pytest.mark.browser
+
+DESKTOP = {"width": 1280, "height": 800}
+PHONE = {"width": 390, "height": 844}
+# axe-core's impact levels are minor, moderate, serious and critical.
+BLOCKING = {"serious", "critical"}
+
+
+@pytest.fixture
+def ranked(live_portal, make_submission, make_team, demo_version):
+    """A leaderboard as wide as a real one: teams, long model names, every column group, a baseline."""
+    from leaderboard.services import leaderboard_changed
+
+    now = timezone.now()
+    team = make_team("Università di Torino, gruppo NLP")
+    systems = [
+        ("Qwen2.5-Coder-32B-Instruct con schema linking", "32B", 21, 19),
+        ("Llama-3.1-70B-Instruct few-shot", "70B", 18, 16),
+        ("Mistral-7B fine-tuned on Termite-like data", "7B", 12, 10),
+    ]
+    submissions = [
+        make_submission(
+            model_name=name,
+            team=team,
+            model_size=size,
+            weights="open",
+            approach="prompting",
+            spider_dev_ea=80.0,
+            training_cutoff="2024-06-30",
+            shots=3,
+            created_at=now - timedelta(days=10 - i),
+            **scored_fields(correct, ts=ts),
+        )
+        for i, (name, size, correct, ts) in enumerate(systems)
+    ]
+    Baseline.objects.create(
+        version=demo_version,
+        model_name="DIN-SQL (GPT-4)",
+        per_database={"biblioteca": 0.5, "ciclismo": 0.4},
+        source="Un articolo, 2024.",
+        date=date(2024, 5, 1),
+    )
+    leaderboard_changed(version=demo_version)
+    return live_portal, submissions
+
+
+def new_page(browser, viewport, **options):
+    context = browser.new_context(locale="en-GB", viewport=viewport, **options)
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    return page, errors
+
+
+def in_viewport(page, selector: str) -> bool:
+    box = page.locator(selector).bounding_box()
+    size = page.viewport_size
+    return (
+        box is not None
+        and box["x"] >= 0
+        and box["y"] >= 0
+        and box["x"] + box["width"] <= size["width"]
+        and box["y"] + box["height"] <= size["height"]
+    )
+
+
+def first_screen(page, full: Path) -> None:
+    """Beside the whole page's screenshot, what the first screen shows."""
+    page.screenshot(path=str(full.with_name(f"{full.stem}-first-screen.png")))
+
+
+SCROLL = "document.getElementById('leaderboard').parentElement"
+
+
+def scroll_to(page, left: str) -> None:
+    """Scroll the table's box to `left` (a JavaScript expression of `el`), again until it stays there: the
+    arrow key's smooth scrolling may still be under way."""
+    page.wait_for_function(
+        f"(el => {{ el.scrollLeft = {left}; return Math.abs(el.scrollLeft - ({left})) < 1; }})({SCROLL})"
+    )
+
+
+FIRST_EA = "#leaderboard tbody tr:not([hidden]) >> nth=0 >> td >> nth=4"
+
+
+def test_at_1280_px_the_first_rows_ea_is_in_view_and_every_column_is_reachable(ranked, browser, screenshot):
+    portal, _ = ranked
+    page, errors = new_page(browser, DESKTOP)
+    page.goto(f"{portal}/leaderboard/")
+    assert page.locator("#leaderboard thead th[data-key='ea']").inner_text().startswith("EA")
+    assert in_viewport(page, FIRST_EA)
+    assert page.is_visible("#leaderboard-filters select[name=weights]")  # the filters are open here
+
+    # The table scrolls inside its own container, which the keyboard can reach and which has a name.
+    scroll = page.locator(".table-scroll:has(> #leaderboard)")
+    assert scroll.get_attribute("tabindex") == "0" and scroll.get_attribute("role") == "region"
+    assert scroll.evaluate("el => el.scrollWidth > el.clientWidth")
+    last = page.locator("#leaderboard thead tr:last-child th:last-child")
+    assert not in_viewport(page, "#leaderboard thead tr:last-child th:last-child")
+    scroll.focus()
+    page.keyboard.press("ArrowRight")  # the keyboard scrolls it
+    page.wait_for_function(f"{SCROLL}.scrollLeft > 0")
+    scroll_to(page, "el.scrollWidth - el.clientWidth")
+    assert last.is_visible() and in_viewport(page, "#leaderboard thead tr:last-child th:last-child")
+    # Rank and model stay in place while the rest scrolls under them.
+    assert in_viewport(page, "#leaderboard tbody tr >> nth=0 >> td.model")
+    # Not hidden under the model either: the rank column ends where the model column starts.
+    rank, model = (
+        page.locator(f"#leaderboard tbody tr >> nth=0 >> td >> nth={i}").bounding_box() for i in (0, 1)
+    )
+    assert rank["x"] + rank["width"] <= model["x"] + 1
+    scroll_to(page, "0")
+    scroll.blur()
+    first_screen(page, screenshot(page, "leaderboard-1280"))
+    assert not errors, errors
+
+
+def test_on_a_phone_the_filters_fold_away_and_the_ranking_is_on_the_first_screen(ranked, browser, screenshot):
+    portal, _ = ranked
+    page, errors = new_page(browser, PHONE, is_mobile=True, has_touch=True, device_scale_factor=2)
+    page.goto(f"{portal}/leaderboard/")
+    assert not page.is_visible("#leaderboard-filters select[name=weights]")
+    assert in_viewport(page, FIRST_EA)
+    assert in_viewport(page, "#leaderboard tbody tr >> nth=0 >> td.model")
+    first_screen(page, screenshot(page, "leaderboard-390"))
+    # Unfolded, the filters work as before.
+    page.click("#filters-toggle summary")
+    page.select_option("#leaderboard-filters select[name=size]", "70B")
+    assert page.locator("#leaderboard tbody tr:not([hidden])").count() == 1
+    assert not errors, errors
+
+
+def test_without_javascript_a_phone_still_reaches_the_ranking_first(ranked, browser):
+    portal, _ = ranked
+    page, _ = new_page(browser, PHONE, java_script_enabled=False, is_mobile=True)
+    page.goto(f"{portal}/leaderboard/")
+    assert not page.is_visible("#leaderboard-filters select[name=weights]")
+    assert in_viewport(page, FIRST_EA)
+    page.click("#filters-toggle summary")
+    assert page.is_visible("#leaderboard-filters select[name=weights]")
+
+
+def test_sorting_in_the_browser_moves_aria_sort(ranked, browser):
+    portal, _ = ranked
+    page, errors = new_page(browser, DESKTOP)
+    page.goto(f"{portal}/leaderboard/")
+    assert page.get_attribute("th[data-key='rank']", "aria-sort") == "ascending"
+    page.click("th[data-key='ea'] a:not(.about)")
+    assert page.get_attribute("th[data-key='ea']", "aria-sort") == "descending"
+    assert page.get_attribute("th[data-key='rank']", "aria-sort") == "none"
+    assert not errors, errors
+
+
+def test_the_charts_have_their_numbers_as_a_table(ranked, browser):
+    portal, _ = ranked
+    page, _ = new_page(browser, DESKTOP)
+    page.goto(f"{portal}/leaderboard/")
+    figure = page.locator("figure:has(#databases-chart)")
+    assert figure.locator("figcaption").inner_text().startswith("EA per database")
+    numbers = figure.locator("table")
+    assert numbers.locator("th[scope=col]").count() >= 2
+    # The first system answers 12 of 12 on biblioteca: 100.0 in the chart, and in its table.
+    assert "100.0" in numbers.text_content()
+    assert page.locator("figure:has(#progress-chart) table tbody tr").count() >= 1
+
+
+def log_in(page, portal: str, username: str, password: str) -> None:
+    page.goto(f"{portal}/accounts/login/")
+    page.fill("#id_username", username)
+    page.fill("#id_password", password)
+    page.click("form.card button:has-text('Log in')")
+    page.wait_for_url("**/accounts/profile/")
+
+
+def serious_violations(page) -> list[str]:
+    results = Axe().run(page)
+    return [
+        f"{v['id']} ({v['impact']}): {v['help']} at {[node['target'] for node in v['nodes']][:5]}"
+        for v in results.response["violations"]
+        if v["impact"] in BLOCKING
+    ]
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["1280", "390"])
+def test_axe_finds_no_serious_violation_on_the_participants_pages(ranked, browser, owner, password, viewport):
+    portal, submissions = ranked
+    first, second = submissions[0].pk, submissions[1].pk
+    page, errors = new_page(browser, viewport)
+    pages = {
+        "home": ("/", None),
+        "leaderboard": ("/leaderboard/", "#databases-chart .main-svg"),
+        "results": (f"/submissions/{first}/", "#results-chart .main-svg"),
+        "compare": (f"/leaderboard/compare/?a={first}&b={second}", "#compare-chart .main-svg"),
+        "compare-form": ("/leaderboard/compare/", None),
+    }
+    found = {}
+    for name, (path, drawn) in pages.items():
+        page.goto(f"{portal}{path}")
+        if drawn:
+            page.wait_for_selector(drawn)
+        found[name] = serious_violations(page)
+    log_in(page, portal, owner.username, password)
+    page.goto(f"{portal}/submissions/new/")
+    found["upload"] = serious_violations(page)
+    assert found == {name: [] for name in found}
+    assert not errors, errors
