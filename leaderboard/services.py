@@ -117,52 +117,53 @@ def submission_create(
 
 
 def _check_quota(*, user, version: BenchmarkVersion, public: bool) -> None:
-    quota = selectors.quota_for(user=user, version=version)
-    if public and quota.public_for_version >= quota.public_per_version:
-        raise QuotaExceeded(
-            _(
-                "You already have %(n)s public submissions for %(version)s, the most one person may hold: "
-                "upload this one as private."
-            )
-            % {"n": quota.public_per_version, "version": version}
-        )
-    if quota.used_today >= quota.per_day:
-        raise QuotaExceeded(
-            _(
-                "You have used your %(n)s submissions of the last 24 hours; the next one frees up at %(when)s UTC."
-            )
-            % {"n": quota.per_day, "when": f"{quota.next_free_at:%Y-%m-%d %H:%M}"}
-        )
-    if quota.used_for_version >= quota.per_version:
-        raise QuotaExceeded(
-            _("You have used all %(n)s submissions allowed for %(version)s.")
-            % {"n": quota.per_version, "version": version}
-        )
+    _refuse_over(
+        selectors.quota_for(user=user, version=version),
+        public=public,
+        values={"version": version},
+        public_full=_(
+            "You already have %(n)s public submissions for %(version)s, the most one person may hold: "
+            "upload this one as private."
+        ),
+        day_full=_(
+            "You have used your %(n)s submissions of the last 24 hours; the next one frees up at %(when)s UTC."
+        ),
+        version_full=_("You have used all %(n)s submissions allowed for %(version)s."),
+    )
 
 
 def _check_team_quota(*, team: Team, version: BenchmarkVersion, public: bool) -> None:
-    quota = selectors.team_quota_for(team=team, version=version)
+    _refuse_over(
+        selectors.team_quota_for(team=team, version=version),
+        public=public,
+        values={"team": team.name, "version": version},
+        public_full=_(
+            "%(team)s already has %(n)s public submissions for %(version)s, the most one team may hold: "
+            "upload this one as private."
+        ),
+        day_full=_(
+            "%(team)s has used its %(n)s submissions of the last 24 hours, counting every member's; the"
+            " next one frees up at %(when)s UTC."
+        ),
+        version_full=_(
+            "%(team)s has used all %(n)s submissions allowed for %(version)s, counting every member's."
+        ),
+    )
+
+
+def _refuse_over(
+    quota: selectors.Quota, *, public: bool, values: dict, public_full: str, day_full: str, version_full: str
+) -> None:
+    """QuotaExceeded with the message of the first limit `quota` has reached: a person's and a team's
+    quotas have the same limits, told in their own words."""
     if public and quota.public_for_version >= quota.public_per_version:
-        raise QuotaExceeded(
-            _(
-                "%(team)s already has %(n)s public submissions for %(version)s, the most one team may hold: "
-                "upload this one as private."
-            )
-            % {"team": team.name, "n": quota.public_per_version, "version": version}
-        )
+        raise QuotaExceeded(public_full % {**values, "n": quota.public_per_version})
     if quota.used_today >= quota.per_day:
         raise QuotaExceeded(
-            _(
-                "%(team)s has used its %(n)s submissions of the last 24 hours, counting every member's; the"
-                " next one frees up at %(when)s UTC."
-            )
-            % {"team": team.name, "n": quota.per_day, "when": f"{quota.next_free_at:%Y-%m-%d %H:%M}"}
+            day_full % {**values, "n": quota.per_day, "when": f"{quota.next_free_at:%Y-%m-%d %H:%M}"}
         )
     if quota.used_for_version >= quota.per_version:
-        raise QuotaExceeded(
-            _("%(team)s has used all %(n)s submissions allowed for %(version)s, counting every member's.")
-            % {"team": team.name, "n": quota.per_version, "version": version}
-        )
+        raise QuotaExceeded(version_full % {**values, "n": quota.per_version})
 
 
 def submission_enqueue(*, submission: Submission) -> bool:
