@@ -2,11 +2,13 @@
 
     .venv/bin/python -m benchmarks.leaderboard_load [--submissions 1000] [--users 20] [--seconds 15]
 
-Needs PostgreSQL and Redis on this machine (BENCH_POSTGRES_URL, BENCH_REDIS_URL); makes and drops a
-scratch database. Prints, for the leaderboard page (its first page and the page of every row) and its
-JSON export, in one run: one cold request (empty cache), then requests per second and p50/p99 latency
-with `--users` concurrent clients, and the bytes of each answer as sent and uncompressed. Every client
-sends `Accept-Encoding: gzip, deflate, br` as browsers do. Loopback only.
+Needs PostgreSQL and Redis on this machine (BENCH_POSTGRES_URL, BENCH_REDIS_URL) and Debian's `wrk`;
+makes and drops a scratch database. Prints, for the leaderboard page (its first page and the page of
+every row) and its JSON export, in one run: one cold request (empty cache), then requests per second and
+p50/p99 latency with `--users` concurrent clients, and the bytes of each answer as sent and uncompressed.
+Every client sends `Accept-Encoding: gzip, deflate, br` as browsers do. Each endpoint is loaded twice:
+by wrk (C: the load costs the server almost none of the machine's two cores) and by Python threads
+(`loadkit.hammer`, which take about one core themselves). Loopback only.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import random
 import time
 import urllib.request
 
-from benchmarks.loadkit import Portal, hammer
+from benchmarks.loadkit import Portal, hammer, wrk
 
 
 def seed(count: int) -> str:
@@ -120,18 +122,23 @@ def main() -> None:
         table = []
         for name, path in pages.items():
             cold, size = cold_request(portal.url + path)
-            load = hammer(portal.url, [path], users=args.users, seconds=args.seconds, headers=BROWSER)
-            print(load.line(name))
-            table.append(
-                f"| `{name}` | {1000 * cold:.0f} ms | {load.requests_per_second:.1f} | "
-                f"{1000 * load.percentile(50):.0f} ms | {1000 * load.percentile(99):.0f} ms | "
-                f"{load.bytes_per_request / 1000:,.1f} KB | {size / 1000:,.1f} KB | {load.errors} |"
-            )
+            loads = {
+                "wrk": wrk(portal.url + path, users=args.users, seconds=args.seconds, headers=BROWSER),
+                "Python": hammer(portal.url, [path], users=args.users, seconds=args.seconds, headers=BROWSER),
+            }
+            for client, load in loads.items():
+                print(load.line(f"{name} ({client})"))
+                table.append(
+                    f"| `{name}` | {client} | {1000 * cold:.0f} ms | {load.requests_per_second:.1f} | "
+                    f"{1000 * load.percentile(50):.0f} ms | {1000 * load.percentile(99):.0f} ms | "
+                    f"{load.bytes_per_request / 1000:,.1f} KB | {size / 1000:,.1f} KB | {load.errors} |"
+                )
         print()
         print(
-            "| endpoint | empty cache | requests/s | p50 | p99 | bytes sent per answer | uncompressed | errors |"
+            "| endpoint | client | empty cache | requests/s | p50 | p99 | sent per answer (wrk: with headers) "
+            "| uncompressed | errors |"
         )
-        print("|---|---|---|---|---|---|---|---|")
+        print("|---|---|---|---|---|---|---|---|---|")
         print("\n".join(table))
 
 

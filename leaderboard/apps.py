@@ -11,4 +11,5 @@ class LeaderboardConfig(AppConfig):
         from leaderboard import rescoring, services  # noqa: PLC0415 (models load after the app registry)
 
         version_published.connect(rescoring.carry_on_publish, dispatch_uid="leaderboard-carry-on-publish")
+        version_published.connect(services.version_published_receiver, dispatch_uid="leaderboard-published")
         team_renamed.connect(services.team_renamed_receiver, dispatch_uid="leaderboard-team-renamed")

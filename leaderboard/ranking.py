@@ -9,6 +9,7 @@ too (it is entered in %).
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import re
 import time
@@ -43,6 +44,7 @@ from leaderboard.model_card import (
     cutoff_date,
 )
 from leaderboard.models import Submission
+from termite_site.cached_page import WholePage
 
 logger = logging.getLogger(__name__)
 
@@ -626,7 +628,7 @@ def cache_key(label: str, kind: str) -> str:
 
 
 def forget(label: str) -> None:
-    cache.set(_token_key(label), uuid.uuid4().hex, timeout=None)
+    cache.set_many({_token_key(label): uuid.uuid4().hex, _PAGES_TOKEN_KEY: uuid.uuid4().hex}, timeout=None)
 
 
 def cached(label: str, kind: str, build: Callable[[], Any]) -> Any:
@@ -644,6 +646,45 @@ def cached(label: str, kind: str, build: Callable[[], Any]) -> Any:
         except Exception as error:
             logger.warning("leaderboard cache unavailable (%s)", type(error).__name__)
     return value
+
+
+# Whole answers for anonymous visitors (termite_site/cached_page.py), one per language and address. An
+# address without ?version= shows the latest published version, which a publication changes: so they are
+# all kept under one token, which `forget` replaces with any version's (and so does a publication, which
+# calls it), and each holds until its version's next release of a scored row.
+_PAGES_TOKEN_KEY = "leaderboard:pages:token"
+
+
+def _whole_page_key(address: str) -> str:
+    return f"leaderboard:v{_SCHEMA}:{SCORER_VERSION}:whole:{hashlib.sha256(address.encode()).hexdigest()}"
+
+
+def whole_page(address: str) -> tuple[WholePage | None, str]:
+    """The answer kept for `address` if it still holds, and the token to keep a new one under: read before
+    the page is built, so that a page built while the ranking changed is kept where nobody looks."""
+    try:
+        stored = cache.get_many([_PAGES_TOKEN_KEY, _whole_page_key(address)])
+        token = stored.get(_PAGES_TOKEN_KEY)
+        if token is None:
+            cache.add(_PAGES_TOKEN_KEY, uuid.uuid4().hex, timeout=None)
+            token = cache.get(_PAGES_TOKEN_KEY)
+    except Exception as error:  # a cache outage makes the leaderboard slower, never unavailable
+        logger.warning("leaderboard cache unavailable (%s)", type(error).__name__)
+        return None, ""
+    page = stored.get(_whole_page_key(address))
+    holds = page is not None and page.token == token and (page.expires is None or page.expires > time.time())
+    return (page if holds else None), token
+
+
+def whole_page_keep(address: str, page: WholePage | None, *, label: str) -> None:
+    """Keep `page` for `address` (a page of version `label`), unless it is None or there is no token."""
+    if page is None or not page.token:
+        return
+    try:
+        expires = cache.get(_expiry_key(label))
+        cache.set(_whole_page_key(address), replace(page, expires=expires), CACHE_SECONDS)
+    except Exception as error:
+        logger.warning("leaderboard cache unavailable (%s)", type(error).__name__)
 
 
 def leaderboard_for(*, version: BenchmarkVersion) -> Leaderboard:

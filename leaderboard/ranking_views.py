@@ -81,7 +81,13 @@ class Pagination:
 
 @require_GET
 def leaderboard(request: HttpRequest) -> HttpResponse:
-    """The ranking, cached whole per version, language and query (see termite_site/cached_page.py)."""
+    """The ranking, cached whole per version, language and query (see termite_site/cached_page.py); for an
+    anonymous visitor, the whole answer is kept, and served without rendering anything."""
+    anonymous = cached_page.anonymous_visit(request)
+    address = f"{get_language()} {request.get_full_path()}"
+    whole, token = ranking.whole_page(address) if anonymous else (None, "")
+    if whole is not None:
+        return cached_page.serve_whole(request, whole)
     versions = _published_versions()
     version = _chosen_version(versions, request.GET.get("version"))
     if version is None:
@@ -105,7 +111,13 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
     query = _query(named, view)
     kind = f"response-{get_language()}-{hashlib.sha256(query.encode()).hexdigest()[:32]}"
     page = build() if view.q else ranking.cached(version.label, kind, build)
-    return cached_page.respond(request, page, nav=lambda: render_to_string("site/_nav.html", request=request))
+    response = cached_page.respond(
+        request, page, nav=lambda: render_to_string("site/_nav.html", request=request)
+    )
+    # Kept only at the page's one address: any other spelling of the query would be an entry per spelling.
+    if anonymous and not view.q and request.get_full_path() == request.path + (f"?{query}" if query else ""):
+        ranking.whole_page_keep(address, cached_page.WholePage.of(response, token=token), label=version.label)
+    return response
 
 
 def _context(

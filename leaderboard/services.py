@@ -367,6 +367,11 @@ def leaderboard_changed(*, version: BenchmarkVersion) -> None:
     transaction.on_commit(forget)
 
 
+def version_published_receiver(sender, *, version: BenchmarkVersion, **kwargs) -> None:
+    """`evaluation.signals.version_published`: the leaderboard's address without ?version= shows it now."""
+    leaderboard_changed(version=version)
+
+
 def team_renamed_receiver(sender, *, team: Team, **kwargs) -> None:
     """`termite_site.accounts.signals.team_renamed`: the rankings that show the team forget its old name."""
     for version in BenchmarkVersion.objects.filter(submissions__team=team).distinct():

@@ -10,15 +10,21 @@ serves head + nav + tail:
   stream; only the CRC-32 of the whole needs the halves' checksums combined (`_crc_after`).
 - uncompressed otherwise, the halves inflated back.
 - 304 Not Modified to an `If-None-Match` that names the page as this visitor would get it: the cached
-  halves, the visitor's nav (their CSRF tokens aside: a fresh mask each time, the same secret) and their
-  CSRF secret, so that the copy their browser keeps holds tokens their cookie still accepts.
+  halves, the visitor's nav (their CSRF tokens aside: a fresh mask each time, the same secret) and, when
+  the nav holds a token, their CSRF secret, so that the copy their browser keeps holds tokens their
+  cookie still accepts.
 
 The cached halves never hold anything of one visitor: the page is rendered for the cache without a
 request, and a page with a message for its visitor is not to be cached (see leaderboard/ranking_views.py).
+
+An anonymous visitor's nav holds nothing of theirs either (its one form, the language's, needs no CSRF
+token: see termite_site/views.py), so for them the whole answer can be kept: a `WholePage`, served by
+`serve_whole` with no rendering at all. `anonymous_visit` says when a request may have one.
 """
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import re
 import struct
@@ -26,6 +32,8 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from django.conf import settings
+from django.contrib.messages.storage.cookie import CookieStorage
 from django.http import HttpRequest, HttpResponse
 from django.utils.cache import get_conditional_response, patch_cache_control, patch_vary_headers
 
@@ -116,7 +124,8 @@ def accepts_gzip(request: HttpRequest) -> bool:
 def respond(request: HttpRequest, page: CachedPage, *, nav: Callable[[], str]) -> HttpResponse:
     """`page` with the visitor's `nav()`, gzipped if they accept it, or 304 if they have it already."""
     nav_html = nav()  # first: it sets the CSRF secret of a visitor who has none yet
-    visitor = f"{request.META.get('CSRF_COOKIE', '')}\n{_TOKEN.sub('', nav_html)}"
+    secret = request.META.get("CSRF_COOKIE", "") if _TOKEN.search(nav_html) else ""
+    visitor = f"{secret}\n{_TOKEN.sub('', nav_html)}"
     etag = f'W/"{page.digest}-{hashlib.sha256(visitor.encode()).hexdigest()[:16]}"'
     response: HttpResponse | None = get_conditional_response(request, etag=etag)
     if response is None:
@@ -125,9 +134,48 @@ def respond(request: HttpRequest, page: CachedPage, *, nav: Callable[[], str]) -
             response["Content-Encoding"] = "gzip"
         else:
             response = HttpResponse(b"".join((page.head.raw(), nav_html.encode(), page.tail.raw())))
+    return _with_headers(response, etag)
+
+
+def _with_headers(response: HttpResponse, etag: str) -> HttpResponse:
     response["ETag"] = etag
-    # The body holds one visitor's CSRF tokens, and their name when logged in: no shared cache may keep
-    # it, and the browser asks again each time (a 304 when nothing changed).
+    # The body may hold one visitor's CSRF tokens, and their name when logged in: no shared cache may
+    # keep it, and the browser asks again each time (a 304 when nothing changed).
     patch_cache_control(response, private=True, no_cache=True)
     patch_vary_headers(response, ("Accept-Encoding", "Cookie"))
     return response
+
+
+def anonymous_visit(request: HttpRequest) -> bool:
+    """No session and no message waiting in a cookie: nothing on the page can be this visitor's own."""
+    return settings.SESSION_COOKIE_NAME not in request.COOKIES and CookieStorage.cookie_name not in request.COOKIES
+
+
+@dataclass(frozen=True)
+class WholePage:
+    """An answer as every anonymous visitor gets it, gzipped (inflated for the rare client that takes no
+    gzip); `token` and `expires` say, to whoever keeps it, until when it holds."""
+
+    gzipped: bytes
+    etag: str
+    token: str
+    expires: float | None
+
+    @classmethod
+    def of(cls, response: HttpResponse, *, token: str, expires: float | None = None) -> WholePage | None:
+        """The answer `respond` gave an anonymous visitor, if it is a whole page (a 304 is not)."""
+        if response.status_code != 200:
+            return None
+        zipped = response.get("Content-Encoding") == "gzip"
+        body = response.content if zipped else gzip.compress(response.content, mtime=0)
+        return cls(body, response["ETag"], token, expires)
+
+
+def serve_whole(request: HttpRequest, page: WholePage) -> HttpResponse:
+    response = get_conditional_response(request, etag=page.etag)
+    if response is None and accepts_gzip(request):
+        response = HttpResponse(page.gzipped)
+        response["Content-Encoding"] = "gzip"
+    elif response is None:
+        response = HttpResponse(gzip.decompress(page.gzipped))
+    return _with_headers(response, page.etag)

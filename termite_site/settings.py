@@ -124,7 +124,7 @@ RQ_QUEUES = {
 RQ = {"COMMIT_MODE": "on_db_commit", "WORKER_CLASS": "leaderboard.worker.ScoringWorker"}
 
 if REDIS_URL:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+    CACHES = {"default": {"BACKEND": "termite_site.redis_cache.ReusingRedisCache", "LOCATION": REDIS_URL}}
 else:
     # A file cache is shared by every process on the host, so rate limits and cached pages hold
     # under several gunicorn workers too.

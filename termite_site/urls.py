@@ -19,7 +19,7 @@ urlpatterns = [
     path("staff/", include("leaderboard.staff_urls")),
     path("api/v1/", include("leaderboard.api_urls")),
     path("", include("leaderboard.urls")),
-    path("i18n/", include("django.conf.urls.i18n")),
+    path("i18n/setlang/", views.set_language, name="set_language"),
     path("admin/rq/", include("django_rq.urls")),
     # The admin logs in through the site's login, so that its rate limits hold there too (keeping ?next=).
     path("admin/login/", RedirectView.as_view(pattern_name="accounts:login", query_string=True)),

@@ -3,7 +3,9 @@ from __future__ import annotations
 from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.views import i18n
 from django.views.decorators.cache import cache_control
+from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET
 
 from termite_site.middleware import PRIVATE_PREFIXES
@@ -31,3 +33,9 @@ def healthz(request: HttpRequest) -> JsonResponse:
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1")
     return JsonResponse({"status": "ok"})
+
+
+# The language form needs no CSRF token: the most a forged post can do is switch a visitor's language, the
+# one thing Django's view changes. Without a token, an anonymous visitor's nav is the same for everyone,
+# so a page can be served whole from the cache (termite_site/cached_page.py).
+set_language = csrf_exempt(i18n.set_language)

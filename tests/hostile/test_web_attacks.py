@@ -32,7 +32,6 @@ def every_form(version, question, token_id, submission_id) -> list[str]:
         reverse("accounts:token_revoke", args=[token_id]),
         reverse("accounts:password_change"),
         reverse("accounts:password_reset"),
-        reverse("set_language"),
         reverse("leaderboard:submission_new"),
         reverse("leaderboard:submission_withdraw", args=[submission_id]),
         reverse("staff:home"),
@@ -53,6 +52,15 @@ def test_every_form_refuses_a_post_without_its_csrf_token(forged, owner, make_su
         assert forged.post(url, {}).status_code == 403, url
     token.refresh_from_db()
     assert token.is_active
+
+
+def test_the_language_form_alone_takes_a_post_without_a_token_and_changes_nothing_but_the_language(
+    forged, owner, demo_version
+):
+    answer = forged.post(reverse("set_language"), {"language": "en", "next": "https://evil.example/"})
+    assert answer.status_code == 302 and answer["Location"] == "/"  # never away from the site
+    assert answer.cookies["django_language"].value == "en"
+    assert set(answer.cookies) == {"django_language"}
 
 
 def test_the_token_api_needs_no_csrf_token_because_it_takes_no_cookies(owner, demo_version):

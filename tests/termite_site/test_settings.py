@@ -72,7 +72,7 @@ def test_redis_url_selects_django_rq_workers_and_the_redis_cache(tmp_path):
     config = _settings(tmp_path, DEBUG="1", REDIS_URL="redis://cache.internal:6379/2")
     assert config["queue"]["URL"] == "redis://cache.internal:6379/2"
     assert config["queue"]["ASYNC"] is True
-    assert config["cache"] == "django.core.cache.backends.redis.RedisCache"
+    assert config["cache"] == "termite_site.redis_cache.ReusingRedisCache"
 
 
 def test_embedded_secrets_are_generated_once_and_kept_private(tmp_path):
