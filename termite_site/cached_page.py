@@ -148,7 +148,10 @@ def _with_headers(response: HttpResponse, etag: str) -> HttpResponse:
 
 def anonymous_visit(request: HttpRequest) -> bool:
     """No session and no message waiting in a cookie: nothing on the page can be this visitor's own."""
-    return settings.SESSION_COOKIE_NAME not in request.COOKIES and CookieStorage.cookie_name not in request.COOKIES
+    return (
+        settings.SESSION_COOKIE_NAME not in request.COOKIES
+        and CookieStorage.cookie_name not in request.COOKIES
+    )
 
 
 @dataclass(frozen=True)
