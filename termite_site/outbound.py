@@ -126,7 +126,8 @@ def post_json(
     target = _target(url)
     request_headers = _request_headers(target, headers)
     body = json.dumps(payload, ensure_ascii=False).encode()
-    addresses = _judge(target, _resolved(target))
+    literal = _literal_address(target.ascii_host) is not None
+    addresses = _judge(target, [target.ascii_host] if literal else _resolved(target))
     deadline = time.monotonic() + timeout
     try:
         sock = _connect(target, addresses, deadline)
@@ -255,11 +256,11 @@ def _kind(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
         return "multicast"
     if address in _SHARED:
         return "shared"
+    if address.is_reserved:
+        return "reserved"
     if address.is_private or (isinstance(address, ipaddress.IPv6Address) and address.is_site_local):
         return "private"
-    if address.is_reserved or not address.is_global:
-        return "reserved"
-    return None
+    return None if address.is_global else "reserved"
 
 
 def _embedded_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
@@ -298,7 +299,10 @@ def _connect(
 ) -> socket.socket:
     """A socket connected to the first of the judged addresses that answers; the name is not resolved again."""
     error: OSError = TimeoutError()
-    for address in addresses:
+    for judged in addresses:
+        # An IPv4-mapped address is its IPv4 address (which was judged): IPv4 reaches it without dual stack.
+        mapped = judged.ipv4_mapped if isinstance(judged, ipaddress.IPv6Address) else None
+        address = mapped or judged
         family = socket.AF_INET6 if address.version == 6 else socket.AF_INET
         sock = socket.socket(family, socket.SOCK_STREAM)
         try:
