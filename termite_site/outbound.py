@@ -16,8 +16,9 @@ Every call keeps these rules, each a layer:
 4. TLS verifies the server's certificate against the host's name (which is also sent as SNI), with the
    system's certificate authorities; the `Host` header is the name.
 5. Redirects are never followed: a 3xx answer is `OutboundFailed`, naming its status.
-6. `timeout` bounds the whole call (connecting, TLS, sending, every read), not each step, so a server
-   that drips its answer a byte at a time cannot hold a worker longer.
+6. `timeout` bounds the whole call after the name is resolved (connecting, TLS, sending, every read), not
+   each step, so a server that drips its answer a byte at a time cannot hold a worker longer. Resolving
+   keeps the system resolver's own timeouts.
 7. At most `max_bytes` of the body are read; a longer answer is `OutboundFailed`.
 8. No proxy: `http.client` reads no proxy variables from the environment, unlike `urllib`.
 
@@ -106,6 +107,7 @@ class _Target:
     scheme: str
     host: str  # as the user wrote it, lower-cased, for messages
     ascii_host: str  # IDNA: what is resolved, verified by TLS and sent as Host
+    literal: bool  # the host is written as an address: nothing to resolve
     port: int
     path: str  # with the query string
 
@@ -114,7 +116,7 @@ def check_url(url: str) -> None:
     """Refuse a URL the portal may not call, without resolving it: scheme, host, port, credentials, and
     a host written as an address. `post_json` checks the addresses the name resolves to when it calls."""
     target = _target(url)
-    if _literal_address(target.ascii_host) is not None:
+    if target.literal:
         _judge(target, [target.ascii_host])
 
 
@@ -126,8 +128,7 @@ def post_json(
     target = _target(url)
     request_headers = _request_headers(target, headers)
     body = json.dumps(payload, ensure_ascii=False).encode()
-    literal = _literal_address(target.ascii_host) is not None
-    addresses = _judge(target, [target.ascii_host] if literal else _resolved(target))
+    addresses = _judge(target, [target.ascii_host] if target.literal else _resolved(target))
     deadline = time.monotonic() + timeout
     try:
         sock = _connect(target, addresses, deadline)
@@ -187,19 +188,23 @@ def _target(url: str) -> _Target:
         port = 0
     if port == 0:
         raise OutboundRefused(_("The URL's port must be a number from 1 to 65535."))
+    literal = _is_address(host)
     try:
-        ascii_host = host if _literal_address(host) is not None else host.encode("idna").decode("ascii")
+        ascii_host = host if literal else host.encode("idna").decode("ascii")
     except UnicodeError:
         raise OutboundRefused(_("%(host)s is not a valid host name.") % {"host": host}) from None
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-    return _Target(scheme, host, ascii_host, port, path)
+    if not path.isascii():
+        raise OutboundRefused(_("The URL's path may hold only ASCII characters: percent-encode the others."))
+    return _Target(scheme, host, ascii_host, literal, port, path)
 
 
-def _literal_address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+def _is_address(host: str) -> bool:
     try:
-        return ipaddress.ip_address(host)
+        ipaddress.ip_address(host)
     except ValueError:
-        return None
+        return False
+    return True
 
 
 def _resolved(target: _Target) -> list[str]:

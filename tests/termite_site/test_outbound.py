@@ -318,6 +318,10 @@ def test_check_url_accepts_an_https_url_without_resolving_it(resolver, connects)
         ("https://api.example.org/v1\n", "The URL holds a space or a control character."),
         ("https://api.example.org/" + "v" * 2000, "The URL is longer than 2000 characters."),
         ("https://a..b/v1", "a..b is not a valid host name."),
+        (
+            "https://api.example.org/vè",
+            "The URL's path may hold only ASCII characters: percent-encode the others.",
+        ),
         ("https://10.0.0.1/v1", "10.0.0.1 is a private address: the portal only calls public addresses."),
         ("https://[::1]/v1", "::1 is a loopback address"),
         ("https://127.0.0.1:8000/v1", "127.0.0.1 is a loopback address"),
@@ -419,6 +423,15 @@ def test_without_the_setting_a_loopback_endpoint_is_refused_before_any_connectio
     with pytest.raises(OutboundRefused, match="must start with https://"):
         _post(server.url("/v1/chat/completions"))
     assert server.seen == []
+
+
+def test_an_international_name_is_resolved_in_its_ascii_form(resolver, connects):
+    resolver.answer("xn--bcher-kva.example", ["10.0.0.1"])
+    with pytest.raises(
+        OutboundRefused, match=r"^The address 10\.0\.0\.1 of bücher\.example is a private address"
+    ):
+        _post("https://bücher.example/v1/chat/completions")
+    assert resolver.lookups == ["xn--bcher-kva.example"]
 
 
 def test_a_name_that_does_not_resolve_fails(resolver, connects):
