@@ -151,7 +151,7 @@ def post_json(
 def resolve(host: str, port: int) -> list[str]:
     """The addresses of `host`, as text, in the resolver's order; the tests replace this function."""
     infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP)
-    return [info[4][0] for info in infos if info[0] in (socket.AF_INET, socket.AF_INET6)]
+    return [str(info[4][0]) for info in infos if info[0] in (socket.AF_INET, socket.AF_INET6)]
 
 
 @functools.cache
@@ -283,9 +283,11 @@ def _request_headers(target: _Target, headers: Mapping[str, str]) -> dict[str, s
     for name, value in headers.items():
         if not _HEADER_NAME.match(name) or name.lower() in _OWN_HEADERS:
             raise ValueError(f"post_json cannot send a header named {name!r}")
-        if any(character in value for character in "\r\n\0"):
+        # A line break would add headers of the user's choosing; http.client sends values in Latin-1.
+        if not (value.isascii() and all(character == "\t" or character.isprintable() for character in value)):
             raise OutboundRefused(
-                _("The value of the %(name)s header holds a line break or a null character.") % {"name": name}
+                _("The value of the %(name)s header may hold only printable ASCII characters.")
+                % {"name": name}
             )
     default_port = 443 if target.scheme == "https" else 80
     host = f"[{target.ascii_host}]" if ":" in target.ascii_host else target.ascii_host

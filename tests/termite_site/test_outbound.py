@@ -440,12 +440,23 @@ def test_a_name_that_does_not_resolve_fails(resolver, connects):
     assert connects.addresses == []
 
 
-def test_a_header_value_with_a_line_break_is_refused_before_connecting(resolver, connects):
+@pytest.mark.parametrize("key", ["Bearer a\r\nX-Evil: 1", "Bearer a\x00b", "Bearer clé"])
+def test_a_header_value_that_is_not_printable_ascii_is_refused_before_connecting(resolver, connects, key):
     resolver.answer("model.example", [PUBLIC])
-    with pytest.raises(OutboundRefused, match="The value of the Authorization header holds a line break"):
-        post_json(
-            "https://model.example/v1", PAYLOAD, headers={"Authorization": "Bearer a\r\nX-Evil: 1"}, **LIMITS
-        )
+    with pytest.raises(OutboundRefused) as refusal:
+        post_json("https://model.example/v1", PAYLOAD, headers={"Authorization": key}, **LIMITS)
+    assert (
+        str(refusal.value)
+        == "The value of the Authorization header may hold only printable ASCII characters."
+    )
+    assert connects.addresses == []
+
+
+@pytest.mark.parametrize("name", ["Host", "content-length", "Transfer-Encoding", "Connection", "X Bad"])
+def test_the_caller_cannot_set_the_request_framing_or_a_malformed_header_name(resolver, connects, name):
+    resolver.answer("model.example", [PUBLIC])
+    with pytest.raises(ValueError, match="post_json cannot send a header named"):
+        post_json("https://model.example/v1", PAYLOAD, headers={name: "x"}, **LIMITS)
     assert connects.addresses == []
 
 
