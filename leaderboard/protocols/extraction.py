@@ -25,6 +25,7 @@
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 
@@ -52,8 +53,9 @@ _LINE_START = r"(?:^|(?<=\n))[ \t]*(?:(?:[-*+>]|\d+[.)])[ \t]+)?(?:[^\W\d_][\w ]
 _WITH = r"WITH\s+(?:RECURSIVE\s+)?[`\"\w]+\s*(?:\([^()]*\)\s*)?AS\s*\("
 _QUERY_START = re.compile(
     rf"{_LINE_START}(?P<line>(?i:SELECT\b|{_WITH}))"
-    rf"|(?<![\w`'\"])(?P<capitals>SELECT\b(?=[^\n]*\bFROM\b)|{_WITH})"
+    rf"|(?<![\w`'\"])(?P<capitals>SELECT\b|{_WITH})"
 )
+_FROM = re.compile(r"\bFROM\b")
 _STRING = re.compile(r"'(?:[^'\\\n]|\\.|'')*'|\"(?:[^\"\\\n]|\\.|\"\")*\"|`[^`\n]*`|--.*|#.*")
 _WORD = re.compile(r"[^\W\d_]\w*")
 _LABEL = re.compile(r"[ \t]*[^\W\d_][\w ]{0,30}:(?!:)")
@@ -98,10 +100,27 @@ def _fenced_blocks(text: str) -> list[_Block]:
 
 
 def _query_start(text: str) -> int | None:
-    match = _QUERY_START.search(text)
-    if match is None:
-        return None
-    return match.start("line") if match.group("line") else match.start("capitals")
+    """Where the first query of the text begins (the rule's step 3), or None.
+
+    Each line's last FROM is found once, so that an answer of many SELECTs on one line costs linear time.
+    """
+    line_ends = [newline.start() for newline in re.finditer("\n", text)] + [len(text)]
+    last_from: dict[int, int] = {}  # a line's number: where its last FROM begins, -1 if it has none
+    for match in _QUERY_START.finditer(text):
+        if match.group("line"):
+            return match.start("line")
+        start = match.start("capitals")
+        if not match.group("capitals").startswith("SELECT"):
+            return start  # a WITH followed by a common table expression
+        line = bisect.bisect_left(line_ends, start)
+        if line not in last_from:
+            begin = line_ends[line - 1] + 1 if line else 0
+            last_from[line] = max(
+                (found.start() for found in _FROM.finditer(text, begin, line_ends[line])), default=-1
+            )
+        if last_from[line] > start:
+            return start
+    return None
 
 
 def _first_statement(query: str) -> str:
