@@ -272,3 +272,7 @@ TERMITE_UPLOAD_RATE_LIMIT = (env_int("TERMITE_UPLOAD_LIMIT_PER_HOUR", 30), 3600)
 
 # Errata: reports a participant may file per day (form and API together).
 TERMITE_ERRATA_RATE_LIMIT = (env_int("TERMITE_ERRATA_LIMIT_PER_DAY", 20), 86400)
+
+# Protocol runs call a model's endpoint that a user gave (termite_site/outbound.py): only https to public
+# addresses. On, http and https to loopback addresses are allowed too, for development and the tests.
+TERMITE_PROTOCOL_ALLOW_LOOPBACK = env_bool("TERMITE_PROTOCOL_ALLOW_LOOPBACK", False)

@@ -28,12 +28,21 @@ print(json.dumps({
     "cache": s.CACHES["default"]["BACKEND"],
     "debug": s.DEBUG,
     "hosts": s.ALLOWED_HOSTS,
+    "allow_loopback": s.TERMITE_PROTOCOL_ALLOW_LOOPBACK,
 }))
 """
 
 
 def _clean_env(tmp_path: Path, **env: str) -> dict[str, str]:
-    names = ["DATABASE_URL", "REDIS_URL", "SECRET_KEY", "TERMITE_GOLD_KEY", "DEBUG", "ALLOWED_HOSTS"]
+    names = [
+        "DATABASE_URL",
+        "REDIS_URL",
+        "SECRET_KEY",
+        "TERMITE_GOLD_KEY",
+        "DEBUG",
+        "ALLOWED_HOSTS",
+        "TERMITE_PROTOCOL_ALLOW_LOOPBACK",
+    ]
     base = {k: v for k, v in os.environ.items() if k not in names and k != "DJANGO_SETTINGS_MODULE"}
     return {**base, "TERMITE_DATA_DIR": str(tmp_path), **env}
 
@@ -92,6 +101,11 @@ def test_production_refuses_to_start_without_a_secret(tmp_path, missing):
     assert result.returncode != 0
     assert f"{missing} must be set when DEBUG is off" in result.stderr
     assert not (tmp_path / "secrets").exists()
+
+
+def test_protocol_runs_call_loopback_only_when_development_asks_for_it(tmp_path):
+    assert _settings(tmp_path, DEBUG="1")["allow_loopback"] is False
+    assert _settings(tmp_path, DEBUG="1", TERMITE_PROTOCOL_ALLOW_LOOPBACK="1")["allow_loopback"] is True
 
 
 def test_a_malformed_boolean_is_a_clear_error(tmp_path):
