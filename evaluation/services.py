@@ -235,19 +235,19 @@ def version_set_participants_see(*, version: BenchmarkVersion, participants_see:
     dump quotes a gold query of its database (the error names the questions, never their gold).
     """
     _check_participants_see(participants_see)
-    if participants_see == version.participants_see:
-        return version
-    if version.is_published and participants_see == ParticipantsSee.SCHEMA:
-        raise VersionStateError(
-            f"{version} is published and its participants may have downloaded the data already: "
-            "it cannot be taken back, so a published version keeps giving it"
-        )
     with transaction.atomic():
-        version = BenchmarkVersion.objects.select_for_update().get(pk=version.pk)
-        if participants_see == ParticipantsSee.SCHEMA_AND_DATA:
-            _refuse_dumps_quoting_gold(_stored_dumps(version), error=VersionStateError)
-        version.participants_see = participants_see
-        version.save(update_fields=["participants_see"])
+        locked = BenchmarkVersion.objects.select_for_update().get(pk=version.pk)
+        if participants_see != locked.participants_see:
+            if locked.is_published and participants_see == ParticipantsSee.SCHEMA:
+                raise VersionStateError(
+                    f"{version} is published and its participants may have downloaded the data already: "
+                    "it cannot be taken back, so a published version keeps giving it"
+                )
+            if participants_see == ParticipantsSee.SCHEMA_AND_DATA:
+                _refuse_dumps_quoting_gold(_stored_dumps(locked), error=VersionStateError)
+            locked.participants_see = participants_see
+            locked.save(update_fields=["participants_see"])
+    version.participants_see = locked.participants_see
     return version
 
 
