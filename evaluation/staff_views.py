@@ -199,7 +199,7 @@ def version_participants_see(request: HttpRequest, label: str) -> HttpResponse:
     else:
         messages.success(
             request,
-            _("Participants of %(version)s see %(what)s of each database.")
+            _("What participants of %(version)s see of each database: %(what)s.")
             % {"version": version, "what": version.get_participants_see_display()},
         )
     return redirect("staff:version", label=version.label)

@@ -278,7 +278,7 @@ def test_staff_give_the_data_on_the_version_page(client, staff, demo_version):
     )
     url = reverse("staff:version_participants_see", args=[demo_version.label])
     response = client.post(url, {"participants_see": DATA}, follow=True)
-    assert "see the schema and the data of each database" in text_of(response)
+    assert "see of each database: the schema and the data." in text_of(response)
     demo_version.refresh_from_db()
     assert demo_version.participants_see == DATA
 
@@ -341,14 +341,14 @@ def import_small_archive(tmp_path, *extra: str, members: dict | None = None) -> 
 def test_an_import_gives_the_schema_only_unless_told(tmp_path):
     output = import_small_archive(tmp_path)
     assert BenchmarkVersion.objects.get(label="1.0").participants_see == SCHEMA
-    assert "Its participants see the schema only of each database." in output
+    assert "What its participants see of each database: the schema only." in output
 
 
 def test_an_import_told_to_gives_the_data(tmp_path):
     output = import_small_archive(tmp_path, "--participants-see", "schema-and-data")
     version = BenchmarkVersion.objects.get(label="1.0")
     assert version.participants_see == DATA
-    assert "Its participants see the schema and the data of each database." in output
+    assert "What its participants see of each database: the schema and the data." in output
     negozio = version.databases.get(slug="negozio")
     assert participant_dump(negozio) == negozio.original_dump and "INSERT" in negozio.original_dump
 
@@ -400,7 +400,7 @@ def test_the_demo_loads_with_the_data_when_told():
 def test_load_demo_widens_a_loaded_demo_and_refuses_to_narrow_it(in_process, demo_version):
     out = StringIO()
     call_command("load_demo", "--participants-see", "schema-and-data", stdout=out)
-    assert "Its participants see the schema and the data of each database." in out.getvalue()
+    assert "What its participants see of each database: the schema and the data." in out.getvalue()
     demo_version.refresh_from_db()
     assert demo_version.participants_see == DATA
     with pytest.raises(CommandError, match="may have downloaded the data already"):

@@ -78,7 +78,7 @@ class Command(BenchmarkCommand):
             self.stdout.write(f"{version} is already imported from this archive: nothing changed.")
             if version.participants_see != participants_see:
                 self.stdout.write(
-                    f"Its participants see {version.get_participants_see_display()} of each database; "
+                    f"What its participants see of each database: {version.get_participants_see_display()}; "
                     "change that on its staff page."
                 )
             return
@@ -91,7 +91,9 @@ class Command(BenchmarkCommand):
                 f"({version.questions.scored().count()} scored); {state}."
             )
         )
-        self.stdout.write(f"Its participants see {version.get_participants_see_display()} of each database.")
+        self.stdout.write(
+            f"What its participants see of each database: {version.get_participants_see_display()}."
+        )
         first = version.databases.order_by("added_on").first()
         if first is not None:
             self.stdout.write(f"Its databases count as added to the benchmark on {first.added_on:%Y-%m-%d}.")

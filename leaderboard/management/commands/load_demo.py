@@ -33,7 +33,9 @@ class Command(BaseCommand):
             self.stdout.write(f"Demo benchmark: loaded {version} ({version.questions.count()} questions).")
         else:
             self.stdout.write("Demo benchmark: already loaded.")
-        self.stdout.write(f"Its participants see {version.get_participants_see_display()} of each database.")
+        self.stdout.write(
+            f"What its participants see of each database: {version.get_participants_see_display()}."
+        )
         made = loaded.submissions_made
         self.stdout.write(f"Demo submissions: {made} scored." if made else "Demo submissions: already there.")
         self.stdout.write(
