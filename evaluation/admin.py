@@ -9,7 +9,8 @@ from evaluation.models import BenchmarkVersion, Database, Question, ValidationRe
 class BenchmarkVersionAdmin(admin.ModelAdmin):
     list_display = ("__str__", "status", "created_at", "published_at")
     list_filter = ("status",)
-    readonly_fields = ("source_sha256", "created_at", "published_at", "derived_from")
+    # What participants see is set on the staff version page, through the service that applies its rules.
+    readonly_fields = ("source_sha256", "created_at", "published_at", "derived_from", "participants_see")
 
     def has_change_permission(self, request, obj=None):
         # Published versions are frozen: a fix is a new draft (staff pages), never an edit.

@@ -1,4 +1,5 @@
-"""The task bundle participants download: questions and schemas, never gold."""
+"""The task bundle participants download: questions and schemas, the full dumps where the version gives
+the data (`evaluation.schemas.participant_dump`), never gold."""
 
 from __future__ import annotations
 
@@ -7,10 +8,16 @@ import json
 import zipfile
 
 from evaluation.models import BenchmarkVersion
+from evaluation.schemas import participant_dump
 from evaluation.scoring.schema_shape import from_json, spider_tables
 
 # Fixed timestamps make the bundle byte-identical for the same version, so its sha256 can be cited.
 _EPOCH = (2024, 1, 1, 0, 0, 0)
+
+# What README.txt adds where the version gives participants the data; without it the bundle is as it was.
+_DUMPS_LINES = """dumps/mysql/      each database's full dump as its authors published it: its schema and every row (the
+                  databases you are scored on are built from these)
+"""
 
 README = """{version}: the Termite task bundle
 
@@ -20,11 +27,11 @@ schemas/mysql/    each database's schema as MySQL (the dialect the benchmark was
 schemas/sqlite/   the same schemas as the SQLite copies the scorer runs on (their COLLATE names are
                   MySQL's collations, which the scorer registers; drop them to load a file elsewhere)
 tables.json       the same schemas in the format of Spider's tables.json
-Every form names the same tables, columns, types and keys: those of the databases you are scored on.
+{dumps}Every form names the same tables, columns, types and keys: those of the databases you are scored on.
 {renamed}
 Submit one JSON object per line: {{"question_id": "...", "sql": "..."}} (MySQL by default; declare SQLite
 on the upload form if you predict SQLite). Questions you leave out count as not submitted.
-Keep this bundle private: do not publish the questions or schemas.
+Keep this bundle private: do not publish the {kept}.
 """
 
 
@@ -42,7 +49,16 @@ def build_bundle(version: BenchmarkVersion) -> bytes:
             archive.writestr(info, text)
 
         databases = list(version.databases.order_by("slug"))
-        add("README.txt", README.format(version=version, renamed=_renamed_note(databases)))
+        data = version.shows_data
+        add(
+            "README.txt",
+            README.format(
+                version=version,
+                renamed=_renamed_note(databases),
+                dumps=_DUMPS_LINES if data else "",
+                kept="questions, schemas or dumps" if data else "questions or schemas",
+            ),
+        )
         lines = [
             json.dumps(
                 {
@@ -62,6 +78,9 @@ def build_bundle(version: BenchmarkVersion) -> bytes:
         for database in databases:
             add(f"schemas/mysql/{database.slug}.sql", database.shown_schema_sql)
             add(f"schemas/sqlite/{database.slug}.sql", database.shown_sqlite_schema)
+        if data:
+            for database in databases:
+                add(f"dumps/mysql/{database.slug}.sql", participant_dump(database))
         tables = [spider_tables(db.slug, from_json(db.shown_schema_shape)) for db in databases]
         add("tables.json", json.dumps(tables, ensure_ascii=False, indent=1) + "\n")
     return buffer.getvalue()

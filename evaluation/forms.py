@@ -9,6 +9,7 @@ from evaluation.models import (
     BenchmarkVersion,
     Dialect,
     Erratum,
+    ParticipantsSee,
     SchemaShown,
 )
 from evaluation.sources import MAX_ARCHIVE_BYTES, MAX_DUMP_BYTES, MAX_QUESTIONS_BYTES
@@ -87,6 +88,14 @@ class ImportArchiveForm(forms.Form):
         widget=forms.DateInput(attrs={"type": "date"}),
         help_text=_("Default: the newest date inside the archive, when its authors packed it."),
     )
+    participants_see = forms.TypedChoiceField(
+        label=_("Participants see of each database"),
+        choices=ParticipantsSee.choices,
+        initial=ParticipantsSee.SCHEMA,
+        required=False,
+        empty_value=ParticipantsSee.SCHEMA,
+        widget=forms.RadioSelect,
+    )
 
 
 class ExcludeQuestionForm(forms.Form):
@@ -105,6 +114,14 @@ class ExcludeQuestionForm(forms.Form):
 class SchemaShownForm(forms.Form):
     shown = forms.ChoiceField(
         label=_("Schema shown to participants"), choices=SchemaShown.choices, widget=forms.RadioSelect
+    )
+
+
+class ParticipantsSeeForm(forms.Form):
+    participants_see = forms.ChoiceField(
+        label=_("Participants see of each database"),
+        choices=ParticipantsSee.choices,
+        widget=forms.RadioSelect,
     )
 
 

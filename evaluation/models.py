@@ -55,6 +55,13 @@ class StoredDatabase(models.Model):
         return Path(settings.TERMITE_DATABASE_CACHE_DIR) / f"{sha256}.sqlite3"
 
 
+class ParticipantsSee(models.TextChoices):
+    """What participants may see of each database of a version (`evaluation.schemas.participant_dump`)."""
+
+    SCHEMA = "schema", _("the schema only")
+    SCHEMA_AND_DATA = "schema-and-data", _("the schema and the data")
+
+
 class BenchmarkVersionQuerySet(models.QuerySet):
     def published(self) -> BenchmarkVersionQuerySet:
         return self.filter(status=BenchmarkVersion.Status.PUBLISHED)
@@ -94,6 +101,16 @@ class BenchmarkVersion(models.Model):
         ),
     )
 
+    # The schema only by default: the rows are the authors' and the benchmark's own. Staff may give the
+    # authors' full dumps instead, as the paper's first turn did; once published it may only widen
+    # (`services.version_set_participants_see` says why).
+    participants_see = models.CharField(
+        _("participants see of each database"),
+        max_length=20,
+        choices=ParticipantsSee.choices,
+        default=ParticipantsSee.SCHEMA,
+    )
+
     objects = BenchmarkVersionQuerySet.as_manager()
 
     class Meta:
@@ -120,6 +137,10 @@ class BenchmarkVersion(models.Model):
         self.private_breakdowns = shown
         self.save(update_fields=["private_breakdowns"])
 
+    @property
+    def shows_data(self) -> bool:
+        return self.participants_see == ParticipantsSee.SCHEMA_AND_DATA
+
     def publish(self) -> None:
         self.status = self.Status.PUBLISHED
         self.published_at = timezone.now()
@@ -137,7 +158,9 @@ class Database(models.Model):
     display_name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
     source_dialect = models.CharField(max_length=10, choices=Dialect.choices, default=Dialect.MYSQL)
-    original_dump = models.TextField(help_text="The dump as given, never shown to participants.")
+    original_dump = models.TextField(
+        help_text="The dump as given; participants see it only when its version gives them the data."
+    )
     # The scored database's schema in each form (evaluation/schemas.py): what participants see by default.
     schema_sql = models.TextField(help_text="The scored database's schema, in the original dialect.")
     sqlite_schema = models.TextField(help_text="The same schema as built in SQLite.")

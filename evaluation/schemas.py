@@ -6,14 +6,19 @@ the built copy and checked against it: the MySQL text is the authors' schema-onl
 exactly the scored tables (its comments and layout kept), else the dump itself without its data; the
 SQLite text is what the copy holds; `tables.json` is written from its shape. Staff may show the authors'
 dump as published instead (`Database.schema_shown`); its forms are derived from it the same way.
+
+What participants may see of a database as one text, the schema or the whole dump, follows its version's
+setting (`participant_dump`).
 """
 
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from evaluation.models import Database
 from evaluation.scoring import mysql_dump
 from evaluation.scoring.schema_shape import Shape, differences, read_shape, shape_of_ddl
 from evaluation.sources import DatabaseSource, SourceError
@@ -64,3 +69,25 @@ def _shape_or_none(text: str, dialect: str) -> Shape | None:
         return shape_of_ddl(text, source=dialect)
     except mysql_dump.DumpError:
         return None
+
+
+def participant_dump(database: Database) -> str:
+    """The text participants may see of `database` under its version's setting, in its own dialect (MySQL
+    for Termite): the schema they are shown (the bundle's `schemas/mysql/`), or, where the version gives
+    the data, the full dump as imported (the authors' dump, as the paper's first turn shows it).
+
+    Nothing hidden can be in it: both texts are the database's own source, written before and apart from
+    its questions, gold, test suite and errata, and a version gives the data only while no dump quotes a
+    gold query (`quoted_golds`, which `services` applies whenever a version gives the data)."""
+    if database.version.shows_data:
+        return database.original_dump
+    return database.shown_schema_sql
+
+
+def quoted_golds(dump: str, golds: Iterable[tuple[str, str]]) -> list[str]:
+    """The ids of the questions (id, gold query) whose gold `dump` holds, whitespace aside: a dump that
+    quotes one, say in a comment or a row, may not be given to participants."""
+    flat = " ".join(dump.split())
+    return sorted(
+        {public_id for public_id, gold in golds if (text := " ".join(gold.split())) and text in flat}
+    )

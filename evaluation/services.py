@@ -25,6 +25,7 @@ from evaluation.models import (
     Database,
     Erratum,
     NeighbourDatabase,
+    ParticipantsSee,
     Question,
     SchemaShown,
     StoredDatabase,
@@ -40,6 +41,7 @@ from evaluation.prepared import (
     suite_report,
     suite_report_lines,
 )
+from evaluation.schemas import quoted_golds
 from evaluation.scoring import schema_shape
 from evaluation.scoring.dialect import read_schema
 from evaluation.scoring.suites import BuiltSuite
@@ -80,12 +82,15 @@ def benchmark_import(
     publish: bool = True,
     reference_url: str | None = None,
     added_on: date | None = None,
+    participants_see: str = ParticipantsSee.SCHEMA,
 ) -> ImportResult:
     """Import the Termite archive as version `label`; importing the same archive again changes nothing.
 
     Its databases count as added to the benchmark on `added_on`; by default on the day the authors
-    packed the archive (its newest entry), or today if the archive does not say.
+    packed the archive (its newest entry), or today if the archive does not say. Its participants see
+    what `participants_see` says of each database (`version_set_participants_see`).
     """
+    _check_participants_see(participants_see)
     source = read_termite_archive(archive, password)
     existing = BenchmarkVersion.objects.filter(label=label).first()
     if existing is not None:
@@ -102,6 +107,7 @@ def benchmark_import(
         reference_url=reference_url,
         title=f"Import of {archive.name}",
         added_on=added_on or source.packed_on or timezone.localdate(),
+        participants_see=participants_see,
     )
 
 
@@ -114,14 +120,19 @@ def _create_version(
     reference_url: str | None,
     title: str,
     added_on: date,
+    participants_see: str,
 ) -> ImportResult:
     with tempfile.TemporaryDirectory(prefix="termite-build-") as workdir:
         prepared = prepare_benchmark(
             source, workdir=Path(workdir), reference_url=reference_url, **_suite_settings()
         )
+        if participants_see == ParticipantsSee.SCHEMA_AND_DATA:
+            _refuse_dumps_quoting_gold(_prepared_dumps(prepared), error=SourceError)
         with _installed_files(_built_files(prepared)) as files, transaction.atomic():
             files.store()
-            version = BenchmarkVersion.objects.create(name=name, label=label, source_sha256=source.sha256)
+            version = BenchmarkVersion.objects.create(
+                name=name, label=label, source_sha256=source.sha256, participants_see=participants_see
+            )
             _store(version, prepared, added_on=added_on)
             report = _store_report(version, prepared, title=title)
             if publish:
@@ -148,6 +159,8 @@ def database_add(
         prepared = prepare_benchmark(
             source, workdir=Path(workdir), reference_url=reference_url, **_suite_settings()
         )
+        if version.shows_data:
+            _refuse_dumps_quoting_gold(_prepared_dumps(prepared), error=SourceError)
         with _installed_files(_built_files(prepared)) as files, transaction.atomic():
             files.store()
             _store(version, prepared, added_on=added_on or timezone.localdate())
@@ -158,7 +171,8 @@ def version_create_draft(
     *, label: str, name: str, notes: str = "", derived_from: BenchmarkVersion | None = None
 ):
     """A new draft, empty or holding a copy of another version's databases and questions. A copied
-    database keeps the day it was added to the benchmark.
+    database keeps the day it was added to the benchmark, and the draft what participants see of each
+    database.
 
     A copy leaves out of scoring the questions that accepted errata report (`errata_to_carry` says which),
     each with its erratum's public reason: an accepted erratum flows into the next version.
@@ -167,7 +181,11 @@ def version_create_draft(
         raise VersionStateError(f"version {label!r} already exists")
     with transaction.atomic():
         draft = BenchmarkVersion.objects.create(
-            label=label, name=name, notes=notes, derived_from=derived_from
+            label=label,
+            name=name,
+            notes=notes,
+            derived_from=derived_from,
+            participants_see=derived_from.participants_see if derived_from else ParticipantsSee.SCHEMA,
         )
         if derived_from is not None:
             _copy_content(derived_from, draft)
@@ -206,6 +224,82 @@ def version_publish(*, version: BenchmarkVersion, carry_submissions: bool = Fals
         version.publish()
         version_published.send(sender=BenchmarkVersion, version=version, carry_submissions=carry_submissions)
     return version
+
+
+def version_set_participants_see(*, version: BenchmarkVersion, participants_see: str) -> BenchmarkVersion:
+    """Give participants of `version` each database's schema only, or its schema and data (the full dump).
+
+    A draft takes either. A published version may only widen, from the schema to the data: its
+    participants may have downloaded the bundle already, so narrowing would take nothing back from them
+    and only leave the version's page saying less than they were given. The data is refused while a
+    dump quotes a gold query of its database (the error names the questions, never their gold).
+    """
+    _check_participants_see(participants_see)
+    with transaction.atomic():
+        locked = BenchmarkVersion.objects.select_for_update().get(pk=version.pk)
+        if participants_see != locked.participants_see:
+            if locked.is_published and participants_see == ParticipantsSee.SCHEMA:
+                raise VersionStateError(
+                    f"{version} is published and its participants may have downloaded the data already: "
+                    "it cannot be taken back, so a published version keeps giving it"
+                )
+            if participants_see == ParticipantsSee.SCHEMA_AND_DATA:
+                _refuse_dumps_quoting_gold(_stored_dumps(locked), error=VersionStateError)
+            locked.participants_see = participants_see
+            locked.save(update_fields=["participants_see"])
+    version.participants_see = locked.participants_see
+    return version
+
+
+def _check_participants_see(participants_see: str) -> None:
+    if participants_see not in ParticipantsSee.values:
+        raise VersionStateError(
+            f"participants see {participants_see!r}: choose one of {', '.join(ParticipantsSee.values)}"
+        )
+
+
+# A database's dump, and its questions' gold as (public id, gold query), the gold in every form kept.
+_DumpAndGold = tuple[str, str, list[tuple[str, str]]]
+
+
+def _prepared_dumps(prepared: PreparedBenchmark) -> list[_DumpAndGold]:
+    golds: dict[str, list[tuple[str, str]]] = {}
+    for q in prepared.questions:
+        golds.setdefault(q.source.db_slug, []).extend(
+            (q.source.public_id, gold) for gold in (q.source.gold_sql, q.gold_sqlite)
+        )
+    return [(db.source.slug, db.source.dump, golds.get(db.source.slug, [])) for db in prepared.databases]
+
+
+def _stored_dumps(version: BenchmarkVersion) -> list[_DumpAndGold]:
+    return [
+        (
+            database.slug,
+            database.original_dump,
+            [
+                (question.public_id, gold)
+                for question in database.questions.all()
+                for gold in _gold_forms(question)
+            ],
+        )
+        for database in version.databases.order_by("slug")
+    ]
+
+
+def _gold_forms(question: Question) -> list[str]:
+    forms = [question.decrypt_gold()]
+    if question.gold_sqlite_encrypted:  # empty where the gold does not transpile
+        forms.append(question.decrypt_gold_sqlite())
+    return forms
+
+
+def _refuse_dumps_quoting_gold(dumps: list[_DumpAndGold], *, error: type[Exception]) -> None:
+    quoting = [(slug, quoted_golds(dump, golds)) for slug, dump, golds in dumps]
+    found = [f"{slug} quotes the gold of {', '.join(ids)}" for slug, ids in quoting if ids]
+    if found:
+        raise error(
+            "participants cannot be given the databases' data: the dump of " + "; the dump of ".join(found)
+        )
 
 
 def question_set_excluded(*, question: Question, excluded: bool, reason: str = "") -> Question:
@@ -484,9 +578,13 @@ DEMO_ADDED_ON = {"biblioteca": date(2024, 3, 1), "ciclismo": date(2025, 3, 1)}
 
 
 def demo_benchmark_load(
-    *, label: str = DEMO_LABEL, reference_url: str | None = None
+    *,
+    label: str = DEMO_LABEL,
+    reference_url: str | None = None,
+    participants_see: str = ParticipantsSee.SCHEMA,
 ) -> BenchmarkVersion | None:
-    """Load the project's own small demo benchmark as a published version; None if it is already there.
+    """Load the project's own small demo benchmark as a published version whose participants see what
+    `participants_see` says; None if it is already there.
 
     It goes through the same path as an admin's upload, so the demo also exercises the real importer.
     """
@@ -496,6 +594,7 @@ def demo_benchmark_load(
         version = version_create_draft(
             label=label, name="Termite demo", notes="A small demo benchmark written for this portal."
         )
+        version = version_set_participants_see(version=version, participants_see=participants_see)
         for database, questions in demo_database_sources():
             database_add(
                 version=version,

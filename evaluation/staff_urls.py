@@ -16,6 +16,11 @@ urlpatterns = [
     ),
     path("versions/<str:label>/publish/", staff_views.publish, name="publish"),
     path("versions/<str:label>/feedback/", staff_views.version_feedback, name="version_feedback"),
+    path(
+        "versions/<str:label>/participants-see/",
+        staff_views.version_participants_see,
+        name="version_participants_see",
+    ),
     path("questions/<int:pk>/exclusion/", staff_views.question_exclusion, name="question_exclusion"),
     path("reports/<int:pk>/", staff_views.report, name="report"),
     path("errata/", staff_views.errata_open, name="errata"),

@@ -21,6 +21,7 @@ from evaluation.forms import (
     ErratumResolveForm,
     ExcludeQuestionForm,
     ImportArchiveForm,
+    ParticipantsSeeForm,
     SchemaShownForm,
 )
 from evaluation.models import BenchmarkVersion, Database, Erratum, Question, ValidationReport
@@ -80,6 +81,7 @@ def import_archive(request: HttpRequest) -> HttpResponse:
                 publish=form.cleaned_data["publish"],
                 reference_url=_reference_url(),
                 added_on=form.cleaned_data["added_on"],
+                participants_see=form.cleaned_data["participants_see"],
             )
         except SourceError as error:
             # Name the file as the admin knows it, not the temporary copy.
@@ -104,6 +106,7 @@ def version(request: HttpRequest, label: str) -> HttpResponse:
             "databases": database_summaries(version=version),
             "questions": questions,
             "reports": version.reports.all(),
+            "participants_form": ParticipantsSeeForm(initial={"participants_see": version.participants_see}),
         },
     )
 
@@ -174,6 +177,30 @@ def version_feedback(request: HttpRequest, label: str) -> HttpResponse:
     else:
         messages.success(
             request, _("Private submissions on %(version)s show overall scores only.") % {"version": version}
+        )
+    return redirect("staff:version", label=version.label)
+
+
+@staff_required
+@require_POST
+def version_participants_see(request: HttpRequest, label: str) -> HttpResponse:
+    """What participants see of each database: on a published version it may widen to the data, no more."""
+    version = get_object_or_404(BenchmarkVersion, label=label)
+    form = ParticipantsSeeForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "; ".join(e for errors in form.errors.values() for e in errors))
+        return redirect("staff:version", label=version.label)
+    try:
+        version = services.version_set_participants_see(
+            version=version, participants_see=form.cleaned_data["participants_see"]
+        )
+    except services.VersionStateError as error:
+        messages.error(request, str(error))
+    else:
+        messages.success(
+            request,
+            _("What participants of %(version)s see of each database: %(what)s.")
+            % {"version": version, "what": version.get_participants_see_display()},
         )
     return redirect("staff:version", label=version.label)
 

@@ -235,3 +235,25 @@ def test_the_gold_submitted_as_predictions_scores_every_valid_question(termite_a
     assert wrong == []
     assert scores["overall"]["ea"] == 1.0
     assert scores["overall"]["ea_strict"] == 1.0
+
+
+def test_the_archive_imports_giving_participants_the_authors_full_dumps_and_never_a_gold_query(
+    client, owner, termite_archive, without_reference
+):
+    # The paper's first turn shows the full dump; no dump of the archive quotes a gold query, or the
+    # import would refuse the data.
+    output = import_archive(termite_archive, "--participants-see", "schema-and-data")
+    version = BenchmarkVersion.objects.get(label="1.0")
+    assert version.participants_see == "schema-and-data"
+    client.force_login(owner)
+    response = client.get(reverse("evaluation:task_bundle", args=["1.0"]))
+    with zipfile.ZipFile(io.BytesIO(response.content)) as archive:
+        files = {name: archive.read(name).decode() for name in archive.namelist()}
+    databases = list(version.databases.all())
+    assert len(databases) == 10
+    differing = [db.slug for db in databases if files.get(f"dumps/mysql/{db.slug}.sql") != db.original_dump]
+    assert differing == []
+    golds = gold_texts()
+    assert_no_gold(output, golds, where="import output")
+    for name, text in files.items():
+        assert_no_gold(text, golds, where=name)

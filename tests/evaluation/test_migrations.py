@@ -105,3 +105,18 @@ def test_the_database_copies_of_an_older_store_are_stored_on_the_platform_from_i
     assert [(row.sha256, bytes(row.content), row.size) for row in stored] == [(shas["kept"], kept, len(kept))]
     assert f"database copy {shas['altered']} not stored" in caplog.text
     assert f"database copy {shas['missing']} not stored" in caplog.text
+
+
+@pytest.mark.django_db(transaction=True)
+def test_versions_stored_before_the_setting_keep_giving_participants_the_schema_only(latest_after):
+    apps = migrate([("evaluation", "0007_stored_databases")])
+    Version = apps.get_model("evaluation", "BenchmarkVersion")
+    Version.objects.create(name="Vecchia", label="vecchia", status="published")
+    Version.objects.create(name="Bozza", label="bozza")
+
+    apps = migrate([("evaluation", "0008_version_participants_see")])
+    Version = apps.get_model("evaluation", "BenchmarkVersion")
+    assert dict(Version.objects.values_list("label", "participants_see")) == {
+        "vecchia": "schema",
+        "bozza": "schema",
+    }

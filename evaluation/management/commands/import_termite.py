@@ -10,7 +10,7 @@ from django.core.management.base import CommandError
 
 from evaluation.gold import GoldKeyError
 from evaluation.management.commands._base import BenchmarkCommand
-from evaluation.models import LABEL_VALIDATOR
+from evaluation.models import LABEL_VALIDATOR, ParticipantsSee
 from evaluation.services import benchmark_import
 from evaluation.sources import SourceError
 
@@ -34,6 +34,13 @@ class Command(BenchmarkCommand):
             help="The day its databases count as added to the benchmark, YYYY-MM-DD (default: the newest "
             "entry date inside the archive, when its authors packed it; today if it has none)",
         )
+        parser.add_argument(
+            "--participants-see",
+            choices=ParticipantsSee.values,
+            default=ParticipantsSee.SCHEMA,
+            help="What participants see of each database: its schema only (the default), or its schema and "
+            "data, the authors' full dump, as the paper's first turn shows it",
+        )
 
     def handle(
         self,
@@ -44,6 +51,7 @@ class Command(BenchmarkCommand):
         name: str,
         draft: bool,
         added_on: date | None,
+        participants_see: str,
         **options,
     ):
         try:
@@ -61,12 +69,18 @@ class Command(BenchmarkCommand):
                 publish=not draft,
                 reference_url=os.environ.get("TERMITE_REFERENCE_MYSQL_URL") or None,
                 added_on=added_on,
+                participants_see=participants_see,
             )
         except (SourceError, GoldKeyError) as error:
             raise CommandError(str(error)) from None
         version = result.version
         if not result.created:
             self.stdout.write(f"{version} is already imported from this archive: nothing changed.")
+            if version.participants_see != participants_see:
+                self.stdout.write(
+                    f"What its participants see of each database: {version.get_participants_see_display()}; "
+                    "change that on its staff page."
+                )
             return
         if result.report is not None:
             self.stdout.write(result.report.text)
@@ -76,6 +90,9 @@ class Command(BenchmarkCommand):
                 f"Imported {version}: {version.databases.count()} databases, {version.questions.count()} questions "
                 f"({version.questions.scored().count()} scored); {state}."
             )
+        )
+        self.stdout.write(
+            f"What its participants see of each database: {version.get_participants_see_display()}."
         )
         first = version.databases.order_by("added_on").first()
         if first is not None:

@@ -1,7 +1,9 @@
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
+from evaluation.models import ParticipantsSee
+from evaluation.services import VersionStateError
 from leaderboard.demo import DEMO_ADMIN, demo_admin_exists, demo_load
 
 
@@ -10,18 +12,30 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--dry-run", action="store_true", help="Say what would be done, change nothing.")
+        parser.add_argument(
+            "--participants-see",
+            choices=ParticipantsSee.values,
+            help="What participants see of each demo database: its schema only (the default for a new "
+            "demo), or its schema and data; a demo loaded before may widen to the data, not narrow back",
+        )
 
-    def handle(self, *args, dry_run: bool, **options):
+    def handle(self, *args, dry_run: bool, participants_see: str | None, **options):
         if dry_run:
             exists = demo_admin_exists()
             self.stdout.write(f"Demo admin {DEMO_ADMIN!r}: {'present' if exists else 'would be created'}.")
             return
-        loaded = demo_load()
+        try:
+            loaded = demo_load(participants_see=participants_see)
+        except VersionStateError as error:
+            raise CommandError(str(error)) from None
         version = loaded.version
         if loaded.benchmark_loaded:
             self.stdout.write(f"Demo benchmark: loaded {version} ({version.questions.count()} questions).")
         else:
             self.stdout.write("Demo benchmark: already loaded.")
+        self.stdout.write(
+            f"What its participants see of each database: {version.get_participants_see_display()}."
+        )
         made = loaded.submissions_made
         self.stdout.write(f"Demo submissions: {made} scored." if made else "Demo submissions: already there.")
         self.stdout.write(
