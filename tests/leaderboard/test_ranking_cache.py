@@ -440,3 +440,14 @@ def test_a_page_with_a_message_for_its_visitor_is_not_cached(client, owner, make
     assert "Messaggio per te solo" in client.get(PAGE).content.decode()
     client.logout()
     assert "Messaggio per te solo" not in client.get(PAGE).content.decode()
+
+
+def test_the_json_export_is_kept_gzipped_and_served_plain_to_a_client_without_gzip(client, make_submission):
+    make_submission(model_name="Prima", **scored_fields(12))
+    for _cold_then_cached in range(2):
+        zipped = client.get(JSON, HTTP_ACCEPT_ENCODING="gzip, deflate, br")
+        plain = client.get(JSON, HTTP_ACCEPT_ENCODING="identity")
+        assert zipped["Content-Encoding"] == "gzip" and "Content-Encoding" not in plain
+        assert gzip.decompress(zipped.content) == plain.content
+        assert [row["model_name"] for row in plain.json()["rows"]] == ["Prima"]
+        assert "Accept-Encoding" in zipped["Vary"] and zipped["Content-Type"] == "application/json"
