@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from leaderboard.protocols.runner import run_execute
 from leaderboard.rescoring import submission_rescore
 from leaderboard.services import submission_score
 
@@ -12,3 +13,7 @@ def score_submission(submission_id: int) -> str:
 
 def rescore_submission(submission_id: int, rescoring_id: int) -> str:
     return submission_rescore(submission_id=submission_id, rescoring_id=rescoring_id)
+
+
+def run_protocol(run_id: int) -> str:
+    return run_execute(run_id=run_id)
