@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import date, timedelta
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -85,11 +85,13 @@ def run_create(
     model_card: dict,
     team: Team | None = None,
     delete_key_when_done: bool = True,
+    enqueue: bool = True,
 ) -> ProtocolRun:
-    """Store a run and put it on the protocol queue after commit. The form and the API validate the
-    fields; this checks what they cannot: the account, the team, the version, the protocol, the URL and the
-    site's limits. Raises services.EmailUnconfirmed, services.NotTeamMember or RunRefused; nothing is
-    stored then."""
+    """Store a run and put it on the protocol queue after commit (unless `enqueue` is False: the caller
+    runs it, as `manage.py run_protocol --wait` does). The form and the API validate the fields; this
+    checks what they cannot: the account, the team, the version, the protocol, the URL and the site's
+    limits. Raises services.EmailUnconfirmed, services.NotTeamMember or RunRefused; nothing is stored
+    then."""
     if user.must_confirm_email:
         raise services.EmailUnconfirmed(
             _("Confirm your e-mail address before your first run: open the link we sent to %(email)s.")
@@ -148,7 +150,8 @@ def run_create(
             max_seconds=budget.max_seconds,
             concurrency=concurrency,
         )
-        transaction.on_commit(lambda: run_enqueue(run=run))
+        if enqueue:
+            transaction.on_commit(lambda: run_enqueue(run=run))
     return run
 
 
@@ -246,7 +249,7 @@ def run_submit(*, run: ProtocolRun) -> Submission:
         for qid, sql in predictions.items()
     )
     sha256 = transcript_sha256(run=run)
-    card = {**run.model_card, **protocol_card(run)}
+    card = {**run.model_card, **_run_card(run)}
     try:
         submission = services.submission_create(
             user=run.user,
@@ -278,27 +281,46 @@ def _not_submitted(run: ProtocolRun, reason: str):
     raise NotSubmitted(reason)
 
 
-def protocol_card(run: ProtocolRun) -> dict:
-    """What the run itself says of how its predictions were made, over what the owner wrote: the
-    protocol's prompt, the dump its version shows, the decoding sent and the day it ran."""
-    protocol = catalogue.protocol(run.protocol)
-    settings_sent = (("top-p", run.top_p), ("seed", run.seed), ("max tokens", run.max_tokens))
-    notes = [
-        f"protocol {run.protocol}",
-        *(f"{name} {value}" for name, value in settings_sent if value is not None),
-    ]
-    sampling = "greedy" if run.temperature == 0 else "top-p" if run.top_p is not None else "other"
+def protocol_card(
+    *,
+    protocol_id: str,
+    version: BenchmarkVersion,
+    temperature: float,
+    top_p: float | None,
+    seed: int | None,
+    max_tokens: int | None,
+    run_date: date,
+) -> dict:
+    """What a run itself says of how its predictions were made, over what its owner wrote: the protocol's
+    prompt, the dump its version shows, the decoding sent and the day it ran. The run form checks a
+    public run's card with these filled in."""
+    protocol = catalogue.protocol(protocol_id)
+    sent = (("top-p", top_p), ("seed", seed), ("max tokens", max_tokens))
+    notes = [f"protocol {protocol_id}", *(f"{name} {value}" for name, value in sent if value is not None)]
+    sampling = "greedy" if temperature == 0 else "top-p" if top_p is not None else "other"
     card = {
         "approach": "prompting",
-        "schema_format": dump_schema_format(run.version),
+        "schema_format": dump_schema_format(version),
         "sampling": sampling,
-        "temperature": run.temperature,
+        "temperature": temperature,
         "decoding_note": "; ".join(notes)[:200],
-        "run_date": (run.started_at or run.created_at).date(),
+        "run_date": run_date,
     }
     if protocol is not None:
         card.update(shots=protocol.shots, instruction_language=protocol.instruction_language)
     return card
+
+
+def _run_card(run: ProtocolRun) -> dict:
+    return protocol_card(
+        protocol_id=run.protocol,
+        version=run.version,
+        temperature=run.temperature,
+        top_p=run.top_p,
+        seed=run.seed,
+        max_tokens=run.max_tokens,
+        run_date=(run.started_at or run.created_at).date(),
+    )
 
 
 def run_predictions(*, run: ProtocolRun) -> dict[str, str]:
