@@ -12,7 +12,7 @@ from django.utils.html import escape
 from django.utils.translation import gettext_lazy as _
 
 from evaluation.models import BenchmarkVersion
-from leaderboard.model_card import UNKNOWN, Approach, Weights, card_problems, parse_cutoff
+from leaderboard.model_card import RUN_SAYS, UNKNOWN, Approach, Weights, card_problems, parse_cutoff
 from leaderboard.models import Submission
 from leaderboard.protocols import catalogue
 from leaderboard.protocols.catalogue import DEFAULT_PROTOCOL
@@ -20,20 +20,6 @@ from leaderboard.ranking import COLUMN_GROUPS
 from leaderboard.run_services import Budget, Decoding, protocol_card
 from termite_site.accounts.models import Team
 from termite_site.outbound import OutboundRefused, check_url
-
-# The model card's fields a protocol run fills in itself (run_services.protocol_card), so its form leaves
-# them out.
-RUN_SAYS = (
-    "approach",
-    "shots",
-    "schema_format",
-    "instruction_language",
-    "sampling",
-    "temperature",
-    "decoding_note",
-    "run_date",
-    "dialect",
-)
 
 
 class SubmissionForm(forms.ModelForm):
