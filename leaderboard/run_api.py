@@ -97,6 +97,9 @@ def _create(request: HttpRequest) -> JsonResponse:
             return error(403, "version_closed", f"{version} is not published; it takes no submissions.")
         data["version"] = str(version.pk)
     data.setdefault("delete_key_when_done", True)
+    # What a script leaves out takes the web form's defaults: the paper's protocol, temperature 1...
+    for name in ("protocol", "temperature", "max_requests", "max_seconds", "concurrency"):
+        data.setdefault(name, RunForm.base_fields[name].initial)
     form = RunForm(data, user=request.user)
     run = start_run(request, form) if form.is_valid() else None
     if run is None:

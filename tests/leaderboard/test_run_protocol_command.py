@@ -42,7 +42,9 @@ def test_with_wait_it_runs_until_scored_and_prints_the_score_json(
     # The same object `manage.py score --json` prints for the run's predictions.
     predictions = tmp_path / "predictions.jsonl"
     predictions.write_text(
-        "".join(json.dumps({"question_id": q, "sql": s}) + "\n" for q, s in run.submission.predictions.items())
+        "".join(
+            json.dumps({"question_id": q, "sql": s}) + "\n" for q, s in run.submission.predictions.items()
+        )
     )
     scored = io.StringIO()
     call_command("score", str(predictions), "--version", "demo-1.0", "--json", stdout=scored)
@@ -72,7 +74,12 @@ def test_without_wait_the_run_is_queued_for_the_worker(demo_version, staff):
     ],
 )
 def test_bad_input_gets_a_clear_error(demo_version, staff, change, message):
-    options = {"--endpoint": "http://127.0.0.1:9/v1", "--model": "m", "--version": "demo-1.0", "--user": "carla"}
+    options = {
+        "--endpoint": "http://127.0.0.1:9/v1",
+        "--model": "m",
+        "--version": "demo-1.0",
+        "--user": "carla",
+    }
     options.update(change)
     with pytest.raises(CommandError, match=message.replace("(", r"\(").replace(".", r"\.")):
         run_protocol(*[part for pair in options.items() for part in pair])
