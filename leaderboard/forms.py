@@ -317,6 +317,7 @@ class RankingView:
     approach: str = ""
     size: str = ""
     verified: bool = False
+    portal_run: bool = False
     team: str = ""
     sort: str = "rank"
     descending: bool = False
@@ -332,19 +333,21 @@ class RankingView:
             "approach": self.approach,
             "size": self.size,
             "verified": self.verified,
+            "portal_run": self.portal_run,
             "team": self.team,
         }
 
 
 class RankingForm(forms.Form):
-    """The leaderboard's query string: ?q=&weights=&approach=&size=&verified=1&team=&sort=&order=&hide=
-    &page=&all=1."""
+    """The leaderboard's query string: ?q=&weights=&approach=&size=&verified=1&portal_run=1&team=&sort=
+    &order=&hide=&page=&all=1."""
 
     q = forms.CharField(required=False, max_length=100)
     weights = forms.ChoiceField(required=False, choices=[("", ""), *Weights.choices])
     approach = forms.ChoiceField(required=False, choices=[("", ""), *Approach.choices])
     size = forms.CharField(required=False, max_length=40)
     verified = forms.BooleanField(required=False)
+    portal_run = forms.BooleanField(required=False)
     team = forms.SlugField(required=False, max_length=140)
     sort = forms.ChoiceField(required=False)
     order = forms.ChoiceField(required=False, choices=[("asc", "asc"), ("desc", "desc")])
@@ -365,6 +368,7 @@ class RankingForm(forms.Form):
             approach=data.get("approach", ""),
             size=data.get("size", "").strip(),
             verified=bool(data.get("verified")),
+            portal_run=bool(data.get("portal_run")),
             team=data.get("team", ""),
             sort=data.get("sort", "rank"),
             descending=data.get("order") == "desc",

@@ -23,7 +23,7 @@ from evaluation.scoring.scores_json import Schema, VisibleScoresJSON
 from evaluation.scoring.vocabulary import DIALECTS, STATIC_OUTCOMES
 from leaderboard.errata_json import ErratumJSON
 from leaderboard.exports import LeaderboardJSON, LeaderboardRowJSON
-from leaderboard.feedback import ComparisonJSON, ScoreHistoryJSON
+from leaderboard.feedback import ComparisonJSON, PortalRunJSON, ScoreHistoryJSON
 from leaderboard.model_card import (
     PUBLIC_REQUIRED,
     RUN_SAYS,
@@ -244,6 +244,10 @@ _SUBMISSION = {
             "description": "The submission this one was carried over from, on the version this one derives from.",
         },
         "breakdowns_hidden": {"type": ["string", "null"], "description": "Why the breakdowns are null."},
+        "portal_run": {
+            "oneOf": [{"type": "null"}, json_schema(PortalRunJSON)],
+            "description": "How the portal made it by running a protocol; null for an upload",
+        },
         "checks": {"type": "array", "items": _CHECK, "description": "The owner's only, once scored."},
         "status_url": {"type": "string", "format": "uri"},
         "results_url": {"type": "string", "format": "uri"},

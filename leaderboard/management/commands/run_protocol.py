@@ -10,7 +10,7 @@ from django.core.management.base import CommandError
 
 from evaluation.management.commands._base import BenchmarkCommand
 from evaluation.models import BenchmarkVersion
-from leaderboard import run_services, services
+from leaderboard import feedback, run_services, services
 from leaderboard.forms import RunForm
 from leaderboard.models import ProtocolRun, Submission
 from leaderboard.protocols.catalogue import DEFAULT_PROTOCOL
@@ -149,6 +149,11 @@ class Command(BenchmarkCommand):
             )
         self.stdout.write(
             json.dumps(
-                {"run_id": run.pk, "submission_id": submission.pk, "scores": submission.scores}, indent=2
+                {
+                    "run_id": run.pk,
+                    "submission_id": submission.pk,
+                    "scores": feedback.operator_scores(submission),
+                },
+                indent=2,
             )
         )
