@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from leaderboard.protocols.runner import run_execute
 from leaderboard.rescoring import submission_rescore
+from leaderboard.run_services import run_finished
 from leaderboard.services import submission_score
 
 
@@ -16,4 +17,8 @@ def rescore_submission(submission_id: int, rescoring_id: int) -> str:
 
 
 def run_protocol(run_id: int) -> str:
-    return run_execute(run_id=run_id)
+    ending = run_execute(run_id=run_id)
+    if ending is None:
+        return "not ended here"
+    run_finished(run_id=run_id)
+    return ending.status

@@ -40,7 +40,7 @@ from termite_site.outbound import OutboundRefused, check_url
 
 logger = logging.getLogger(__name__)
 
-# The job by its dotted path, as RQ stores it (the job module imports the runner, which imports this one).
+# The job by its dotted path, as RQ stores it (the job module imports this one).
 RUN_JOB = "leaderboard.jobs.run_protocol"
 
 
@@ -220,8 +220,9 @@ def run_delete(*, run: ProtocolRun) -> None:
     run.delete()
 
 
-def run_finished(*, run: ProtocolRun) -> None:
+def run_finished(*, run_id: int) -> None:
     """After the runner: forget the key if the owner asked, and submit a run that answered everything."""
+    run = ProtocolRun.objects.select_related("version", "user", "team").get(pk=run_id)
     if run.delete_key_when_done and run.has_key:
         run.delete_key()
     if run.status == ProtocolRun.Status.FINISHED:

@@ -39,7 +39,6 @@ from django.db.models.functions import Coalesce, Now
 from django.utils.translation import gettext as _
 
 from evaluation.models import Question
-from leaderboard import run_services
 from leaderboard.models import ProtocolRun, RunExchange
 from leaderboard.protocols import catalogue
 from leaderboard.protocols.api_keys import ApiKeyUnreadable, decrypt_api_key
@@ -143,9 +142,9 @@ class Spending:
             self.tokens += n
 
 
-def run_execute(*, run_id: int) -> str:
-    """Run the protocol for one run, then hand it to `run_services.run_finished` (which submits a
-    complete run). Returns the status it ended with, or why it did not run."""
+def run_execute(*, run_id: int) -> Ending | None:
+    """Run the protocol for one run; how it ended, or None when it was not this call's to end (not queued,
+    or cancelled meanwhile). The job then hands an ended run to `run_services.run_finished`."""
     claimed = ProtocolRun.objects.filter(pk=run_id, status=ProtocolRun.Status.QUEUED).update(
         status=ProtocolRun.Status.RUNNING,
         started_at=Coalesce(F("started_at"), Now()),
@@ -153,7 +152,7 @@ def run_execute(*, run_id: int) -> str:
         attempts=F("attempts") + 1,
     )
     if claimed != 1:
-        return "skipped: not queued"
+        return None
     run = ProtocolRun.objects.select_related("version", "user", "team").get(pk=run_id)
     runner = _Runner(run)
     try:
@@ -164,11 +163,7 @@ def run_execute(*, run_id: int) -> str:
         # Only the type: a message could quote the endpoint's answer or the key.
         logger.error("run %s: stopped by %s", run_id, type(error).__name__)
         ending = Ending(ProtocolRun.Status.FAILED, _("An internal error stopped the run."))
-    if not runner.end(ending):
-        return "stopped"
-    run.refresh_from_db()
-    run_services.run_finished(run=run)
-    return ending.status
+    return ending if runner.end(ending) else None
 
 
 class _Runner:

@@ -7,7 +7,7 @@ import pytest
 from django.contrib.auth.models import AnonymousUser
 from django.urls import reverse
 
-from leaderboard.protocols.runner import run_execute
+from leaderboard.jobs import run_protocol
 from termite_site.accounts.services import api_token_create
 from tests.demo import PUBLIC_CARD
 from tests.leaderboard.protocol_runs import good_model, start_run
@@ -29,7 +29,7 @@ def portal_submission(demo_version, owner, django_capture_on_commit_callbacks):
     with OpenAIStub(good_model(demo_version)) as stub:
         run = start_run(owner, demo_version, stub, model_card=card)
         with django_capture_on_commit_callbacks(execute=True):
-            run_execute(run_id=run.pk)
+            run_protocol(run.pk)
     run.refresh_from_db()
     assert run.submission.status == "scored" and run.submission.is_public
     return run.submission

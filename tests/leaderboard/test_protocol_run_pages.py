@@ -9,8 +9,8 @@ import pytest
 from django.db import connection
 from django.urls import reverse
 
+from leaderboard.jobs import run_protocol
 from leaderboard.models import ProtocolRun
-from leaderboard.protocols.runner import run_execute
 from tests.demo import PUBLIC_CARD
 from tests.leaderboard.protocol_runs import good_model, start_run
 from tests.openai_stub import OpenAIStub
@@ -31,7 +31,7 @@ def finished_run(demo_version, owner, django_capture_on_commit_callbacks):
     with OpenAIStub(good_model(demo_version)) as stub:
         made = start_run(owner, demo_version, stub, delete_key_when_done=False)
         with django_capture_on_commit_callbacks(execute=True):
-            run_execute(run_id=made.pk)
+            run_protocol(made.pk)
     made.refresh_from_db()
     return made
 

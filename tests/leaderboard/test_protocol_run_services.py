@@ -4,18 +4,18 @@ refusal at submission time, the sweep's limit, and the embedded mode's thread.""
 from __future__ import annotations
 
 import socket
+import threading
 from datetime import timedelta
 
 import pytest
 from django.utils import timezone
 
 from leaderboard import run_services
+from leaderboard.jobs import run_protocol
 from leaderboard.models import ProtocolRun
 from leaderboard.protocols.api_keys import ApiKeyUnreadable, decrypt_api_key, encrypt_api_key
-from leaderboard.protocols.runner import run_execute
 from tests.leaderboard.protocol_runs import good_model, start_run
 from tests.openai_stub import OpenAIStub
-from tests.processes import wait_for
 
 pytestmark = pytest.mark.usefixtures("in_process", "no_waiting")
 
@@ -64,7 +64,7 @@ def test_an_endpoint_resolving_to_a_private_address_fails_the_run_without_a_requ
     resolves_to(address)
     connections = []
     monkeypatch.setattr(socket, "create_connection", lambda *a, **k: connections.append(a))
-    run_execute(run_id=run.pk)
+    run_protocol(run.pk)
     run.refresh_from_db()
     assert run.status == ProtocolRun.Status.FAILED and "refused" in run.message
     assert run.requests_done == 1 and run.exchanges.get().error.startswith("refused")
@@ -75,7 +75,7 @@ def test_a_loopback_endpoint_is_refused_unless_the_setting_allows_it(demo_versio
     settings.TERMITE_PROTOCOL_ALLOW_LOOPBACK = False
     with OpenAIStub(good_model(demo_version)) as stub:
         run = start_run(owner, demo_version, stub)
-        run_execute(run_id=run.pk)
+        run_protocol(run.pk)
     run.refresh_from_db()
     assert run.status == ProtocolRun.Status.FAILED and stub.requests == []
 
@@ -87,7 +87,7 @@ def test_a_quota_refusal_leaves_the_run_finished_with_the_reason_and_it_is_submi
     make_submission()  # the day's one submission
     with OpenAIStub(good_model(demo_version)) as stub:
         run = start_run(owner, demo_version, stub)
-        run_execute(run_id=run.pk)
+        run_protocol(run.pk)
     run.refresh_from_db()
     assert run.status == ProtocolRun.Status.FINISHED and run.submission is None and run.may_submit
     assert run.message.startswith("Not submitted: You have used your 1 submissions of the last 24 hours")
@@ -115,8 +115,10 @@ def test_in_the_embedded_mode_a_run_goes_to_a_thread_of_the_web_process(
 ):
     with OpenAIStub(good_model(demo_version)) as stub:
         run = start_run(owner, demo_version, stub)  # committed at once: the thread starts
-        wait_for(
-            lambda: ProtocolRun.objects.get(pk=run.pk).submission_id is not None, seconds=60, what="the run"
-        )
+        # Joined, not polled: the in-memory test database takes one writer or reader at a time.
+        threads = [t for t in threading.enumerate() if t.name == f"protocol-run-{run.pk}"]
+        for thread in threads:
+            thread.join(timeout=60)
     run.refresh_from_db()
+    assert not any(thread.is_alive() for thread in threads) and len(stub.requests) == 25
     assert run.status == ProtocolRun.Status.FINISHED and run.submission.status == "scored"

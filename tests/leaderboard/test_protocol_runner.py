@@ -9,8 +9,9 @@ import pytest
 from django.utils import timezone
 
 from leaderboard import run_services
+from leaderboard.jobs import run_protocol
 from leaderboard.models import ProtocolRun, RunExchange, Submission
-from leaderboard.protocols.runner import backoff, run_execute
+from leaderboard.protocols.runner import backoff
 from tests.leaderboard.protocol_runs import (
     INTERPRETATION,
     fenced,
@@ -28,7 +29,7 @@ DATABASES = 2
 
 def execute(run, django_capture_on_commit_callbacks) -> ProtocolRun:
     with django_capture_on_commit_callbacks(execute=True):
-        run_execute(run_id=run.pk)
+        run_protocol(run.pk)
     run.refresh_from_db()
     return run
 
@@ -220,7 +221,7 @@ def test_a_run_resumed_after_a_crash_never_asks_again_what_was_answered(
         run = start_run(owner, demo_version, stub, concurrency=1)
         monkeypatch.setattr(RunExchange.objects, "create", crashing_create)
         with pytest.raises(Crash):
-            run_execute(run_id=run.pk)
+            run_protocol(run.pk)
         monkeypatch.setattr(RunExchange.objects, "create", stored)
         answered = set(run.exchanges.filter(kind="question", ok=True).values_list("question_id", flat=True))
         assert len(answered) == 9 - DATABASES

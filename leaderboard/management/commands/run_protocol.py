@@ -12,9 +12,9 @@ from evaluation.management.commands._base import BenchmarkCommand
 from evaluation.models import BenchmarkVersion
 from leaderboard import feedback, run_services, services
 from leaderboard.forms import RunForm
+from leaderboard.jobs import run_protocol
 from leaderboard.models import ProtocolRun, Submission
 from leaderboard.protocols.catalogue import DEFAULT_PROTOCOL
-from leaderboard.protocols.runner import run_execute
 
 
 class Command(BenchmarkCommand):
@@ -131,7 +131,7 @@ class Command(BenchmarkCommand):
     def _wait(self, run: ProtocolRun, *, timeout: float) -> None:
         # The run's own job, here: it submits the run when it finishes; the submission is scored by the
         # queue (in this process without Redis, by a worker with it).
-        run_execute(run_id=run.pk)
+        run_protocol(run.pk)
         run.refresh_from_db()
         if run.submission is None:
             raise CommandError(
