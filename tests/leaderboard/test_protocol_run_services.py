@@ -14,6 +14,7 @@ from leaderboard import run_services
 from leaderboard.jobs import run_protocol
 from leaderboard.models import ProtocolRun
 from leaderboard.protocols.api_keys import ApiKeyUnreadable, decrypt_api_key, encrypt_api_key
+from leaderboard.queue import protocol_queue
 from tests.leaderboard.protocol_runs import good_model, start_run
 from tests.openai_stub import OpenAIStub
 
@@ -122,3 +123,21 @@ def test_in_the_embedded_mode_a_run_goes_to_a_thread_of_the_web_process(
     run.refresh_from_db()
     assert not any(thread.is_alive() for thread in threads) and len(stub.requests) == 25
     assert run.status == ProtocolRun.Status.FINISHED and run.submission.status == "scored"
+
+
+def test_with_redis_a_run_waits_on_the_protocol_queue_and_the_sweep_leaves_a_live_job_alone(
+    demo_version, owner, redis_url, settings
+):
+    settings.REDIS_URL = redis_url
+    queue = protocol_queue()
+    queue.empty()
+    run = start_run(owner, demo_version, OpenAIStub(lambda request: None))
+    assert run_services.run_enqueue(run=run)
+    job = queue.fetch_job(run_services.run_job_id(run))
+    assert queue.name == "protocol" and job.func_name == run_services.RUN_JOB and job.args == (run.pk,)
+    run.refresh_from_db()
+    assert run_services.requeue_stuck_runs() == []  # queued, with a live job
+    queue.empty()
+    assert run_services.requeue_stuck_runs() == [run.pk]  # the job was lost: enqueued again
+    assert queue.count == 1
+    queue.empty()
