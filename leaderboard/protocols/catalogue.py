@@ -27,7 +27,6 @@ import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 FOLDER = Path(__file__).resolve().parent / "catalogue"
 DEFAULT_PROTOCOL = "termite-2turn-it/1"
@@ -145,13 +144,3 @@ def protocol(protocol_id: str) -> Protocol | None:
 
 def choices() -> list[tuple[str, str]]:
     return [(p.id, f"{p.title} ({p.id})") for p in protocols().values()]
-
-
-def as_dict(value: Protocol) -> dict[str, Any]:
-    return {
-        "id": value.id,
-        "title": value.title,
-        "dump": value.dump,
-        "database_turn": value.database_turn,
-        "question_turn": value.question_turn,
-    }
