@@ -8,7 +8,7 @@ from django.db.models import Count
 
 from leaderboard import ranking
 from leaderboard.baselines import baseline_delete, baseline_save
-from leaderboard.models import Baseline, Submission, SubmissionQuota
+from leaderboard.models import Baseline, ProtocolRun, Submission, SubmissionQuota
 from leaderboard.services import (
     requeue_stuck,
     submission_moderate,
@@ -168,3 +168,30 @@ class BaselineAdmin(admin.ModelAdmin):
     def delete_queryset(self, request, queryset):
         for baseline in queryset.select_related("version"):
             baseline_delete(baseline=baseline)
+
+
+@admin.register(ProtocolRun)
+class ProtocolRunAdmin(admin.ModelAdmin):
+    """Every run, read only: staff follow them here and on the run pages (cancel, transcript). The API key
+    is never shown, not even encrypted."""
+
+    list_display = (
+        "pk",
+        "user",
+        "model",
+        "protocol",
+        "version",
+        "status",
+        "tasks_done",
+        "tasks_total",
+        "errors",
+    )
+    list_filter = ("status", "protocol", "version")
+    search_fields = ("user__username", "model")
+    exclude = ("api_key_encrypted",)
+    readonly_fields = [
+        field.name for field in ProtocolRun._meta.fields if field.name not in ("id", "api_key_encrypted")
+    ]
+
+    def has_add_permission(self, request) -> bool:
+        return False

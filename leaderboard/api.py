@@ -101,6 +101,7 @@ def submission_json(request: HttpRequest, submission: Submission) -> dict:
             for entry in seen.history
         ],
         "carried_from": submission.carried_from_id,
+        "portal_run": feedback.portal_run_mark(submission),
         "breakdowns_hidden": seen.breakdowns_note or None,
         "status_url": request.build_absolute_uri(reverse("api:submission_detail", args=[submission.pk])),
         "results_url": request.build_absolute_uri(submission.get_absolute_url()),

@@ -133,6 +133,22 @@ class LeaderboardRowJSON(TypedDict):
     questions_after_cutoff: Annotated[
         int | None, Schema(description="How many scored questions ea_after_cutoff is over; null with it")
     ]
+    portal_run: Annotated[
+        bool,
+        Schema(
+            description="The portal made these predictions by running a protocol against the model's endpoint"
+            " (the same prompts for every such row); false for an upload and for baselines"
+        ),
+    ]
+    portal_protocol: Annotated[
+        str | None, Schema(description="The protocol the portal ran, e.g. termite-2turn-it/1; null if none")
+    ]
+    portal_endpoint_host: Annotated[
+        str | None, Schema(description="The host of the endpoint the portal called; null if none")
+    ]
+    portal_run_at: Annotated[
+        str | None, Schema(format="date", description="The day the portal's run ended; null if none")
+    ]
 
 
 class LeaderboardJSON(TypedDict):
@@ -191,6 +207,10 @@ def json_row(row: Row) -> LeaderboardRowJSON:
         "file_sha256": row.file_sha256 or None,
         "ea_after_cutoff": row.ea_after_cutoff,
         "questions_after_cutoff": row.questions_after_cutoff,
+        "portal_run": row.portal_run,
+        "portal_protocol": row.portal_protocol or None,
+        "portal_endpoint_host": row.portal_endpoint_host or None,
+        "portal_run_at": row.portal_run_at.isoformat() if row.portal_run_at else None,
     }
 
 
@@ -230,6 +250,10 @@ def csv_header(board: Leaderboard) -> list[str]:
         "file_sha256",
         "ea_after_cutoff",
         "questions_after_cutoff",
+        "portal_run",
+        "portal_protocol",
+        "portal_endpoint_host",
+        "portal_run_at",
     ]
 
 
@@ -275,6 +299,10 @@ def csv_text(board: Leaderboard) -> str:
                 row.file_sha256,
                 _number(row.ea_after_cutoff),
                 _number(row.questions_after_cutoff),
+                "true" if row.portal_run else "false",
+                row.portal_protocol,
+                row.portal_endpoint_host,
+                row.portal_run_at.isoformat() if row.portal_run_at else "",
             ]
         )
     return out.getvalue()

@@ -13,6 +13,10 @@ the scores, never of the hidden databases in any other way.
   once a submission is public, where everyone, staff included, sees them; or to the owner when staff open
   them for a version.
 - Staff see everything.
+- A submission the portal made by running a protocol shows, wherever it may be seen, that it did: the
+  protocol, the endpoint's host, when, and the transcript's sha256 (`portal_run_mark`). The transcript
+  itself (the questions, the schema, the model's answers) is its owner's and staff's alone
+  (`transcript_run`), never on a public page or in an export.
 - Two public submissions of one version may be compared with a paired test (`paired_comparison`): its
   counts of the questions each alone answers right, never which questions they are. Not two private ones:
   across many pairs of one's own files, those counts would add up to which answers are right.
@@ -34,7 +38,7 @@ from django.utils.translation import gettext as _
 from evaluation.scoring.scores_json import OverallJSON, Schema, ScoresJSON, VisibleScoresJSON
 from evaluation.scoring.significance import PairedTestJSON, Pairs, paired_test
 from evaluation.scoring.vocabulary import DECIDED_BY_THE_FILE, EXCLUDED
-from leaderboard.models import Submission
+from leaderboard.models import ProtocolRun, Submission
 
 BREAKDOWNS = ("per_database", "per_hardness", "outcomes")
 
@@ -92,6 +96,34 @@ def feedback_for(submission: Submission, viewer: Any, *, now: datetime | None = 
     )
 
 
+class PortalRunJSON(TypedDict):
+    """How the portal made a submission by running a protocol against the model's endpoint."""
+
+    protocol: Annotated[str, Schema(description="The protocol run, e.g. termite-2turn-it/1")]
+    endpoint_host: Annotated[str, Schema(description="The endpoint's host only: never its path or key")]
+    run_at: Annotated[str, Schema(format="date-time", description="When the run ended")]
+    transcript_sha256: Annotated[
+        str, Schema(description="The sha256 of the run's transcript (canonical JSONL), which its owner holds")
+    ]
+
+
+def portal_run_mark(submission: Submission) -> PortalRunJSON | None:
+    """The mark of a submission the portal ran, for anyone who may see the submission; None for an upload."""
+    if not submission.is_portal_run or submission.portal_run_at is None:
+        return None
+    return {
+        "protocol": submission.portal_protocol,
+        "endpoint_host": submission.portal_endpoint_host,
+        "run_at": submission.portal_run_at.isoformat(),
+        "transcript_sha256": submission.transcript_sha256,
+    }
+
+
+def transcript_run(submission: Submission, viewer: Any) -> ProtocolRun | None:
+    """The run that made the submission, whose transcript the viewer may read: its owner and staff only."""
+    return ProtocolRun.objects.visible_to(viewer).filter(submission=submission).first()
+
+
 class ScoreHistoryJSON(TypedDict):
     """One scoring of a submission: by which scorer and benchmark version, why (first, carried, scorer,
     errata), when (ISO 8601, at the release step), and the overall scores it gave (never a breakdown)."""
@@ -147,6 +179,14 @@ def visible_scores(scores: ScoresJSON, seen: Disclosure) -> VisibleScoresJSON:
     if seen.breakdowns:
         return cast(VisibleScoresJSON, scores)
     return cast(VisibleScoresJSON, {**scores, **dict.fromkeys(BREAKDOWNS)})
+
+
+def operator_scores(submission: Submission) -> VisibleScoresJSON | None:
+    """A scored submission's scores as a management command prints them to the operator, who sees what
+    staff see: the object `manage.py score --json` prints. None until it is scored."""
+    if submission.status != Submission.Status.SCORED or not submission.scores:
+        return None
+    return visible_scores(submission.scores, STAFF)
 
 
 def public_scores(scores: ScoresJSON) -> VisibleScoresJSON:

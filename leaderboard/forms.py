@@ -3,16 +3,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django import forms
+from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.core.validators import MaxValueValidator
 from django.db.models.functions import Lower
+from django.utils import timezone
 from django.utils.html import escape
 from django.utils.translation import gettext_lazy as _
 
 from evaluation.models import BenchmarkVersion
-from leaderboard.model_card import UNKNOWN, Approach, Weights, card_problems, parse_cutoff
+from leaderboard.model_card import RUN_SAYS, UNKNOWN, Approach, Weights, card_problems, parse_cutoff
 from leaderboard.models import Submission
+from leaderboard.protocols import catalogue
+from leaderboard.protocols.catalogue import DEFAULT_PROTOCOL
 from leaderboard.ranking import COLUMN_GROUPS
+from leaderboard.run_services import Budget, Decoding, protocol_card
 from termite_site.accounts.models import Team
+from termite_site.outbound import OutboundRefused, check_url
 
 
 class SubmissionForm(forms.ModelForm):
@@ -82,7 +89,8 @@ class SubmissionForm(forms.ModelForm):
         self.fields["version"].initial = BenchmarkVersion.objects.latest_published()
         self.fields["team"].queryset = user.teams.order_by(Lower("name"))
         for name in self.DEFAULTED:
-            self.fields[name].required = False
+            if name in self.fields:
+                self.fields[name].required = False
 
     def clean_model_size(self) -> str:
         size = self.cleaned_data["model_size"].strip()
@@ -95,13 +103,17 @@ class SubmissionForm(forms.ModelForm):
     def clean(self):
         cleaned = super().clean()
         # Before the defaults: on a public submission a choice left out is missing, not the default.
-        problems = card_problems(cleaned, public=bool(cleaned.get("is_public")))
+        problems = card_problems(self.card_to_check(cleaned), public=bool(cleaned.get("is_public")))
         for name, message in problems.items():
             if name not in self.errors:  # a value already refused needs no second error
                 self.add_error(name, message)
         for name in self.DEFAULTED:
             if not cleaned.get(name):
                 cleaned[name] = Submission._meta.get_field(name).default
+        return cleaned
+
+    def card_to_check(self, cleaned: dict) -> dict:
+        """The model card `card_problems` checks: what the form was given."""
         return cleaned
 
     def clean_version(self) -> BenchmarkVersion:
@@ -112,6 +124,121 @@ class SubmissionForm(forms.ModelForm):
 
     def model_card(self) -> dict:
         return {name: self.cleaned_data[name] for name in self.Meta.fields}
+
+
+class RunForm(SubmissionForm):
+    """A protocol run (leaderboard/run_services.py): the endpoint, the model, the decoding, the protocol, the
+    budget, and the upload's model card but for what the run itself says (the prompt, the decoding, the
+    day it ran: `run_services.protocol_card`). The web form, the API and `manage.py run_protocol` all
+    validate with it."""
+
+    predictions = None  # a run makes its own
+    endpoint_url = forms.URLField(
+        label=_("Endpoint URL"),
+        max_length=500,
+        assume_scheme="https",
+        help_text=_("An OpenAI-compatible chat endpoint, e.g. https://api.example.org/v1/chat/completions"),
+    )
+    api_key = forms.CharField(
+        label=_("API key"),
+        required=False,
+        max_length=500,
+        widget=forms.PasswordInput(render_value=False),
+        help_text=_(
+            "Sent as Authorization: Bearer; stored encrypted, used only to call the endpoint, never shown again."
+        ),
+    )
+    delete_key_when_done = forms.BooleanField(
+        label=_("Delete the API key when the run ends"), required=False, initial=True
+    )
+    model = forms.CharField(
+        label=_("Model at the endpoint"), max_length=200, help_text=_("e.g. gpt-3.5-turbo-16k")
+    )
+    protocol = forms.ChoiceField(label=_("Protocol"), initial=DEFAULT_PROTOCOL)
+    temperature = forms.FloatField(label=_("Temperature"), min_value=0, max_value=2, initial=1.0)
+    top_p = forms.FloatField(label=_("Top-p"), required=False, min_value=0, max_value=1)
+    max_tokens = forms.IntegerField(
+        label=_("Max tokens per answer"), required=False, min_value=1, max_value=1_000_000
+    )
+    seed = forms.IntegerField(label=_("Seed"), required=False, min_value=-(2**63), max_value=2**63 - 1)
+    max_requests = forms.IntegerField(label=_("Budget: most requests"), min_value=1, initial=1000)
+    max_total_tokens = forms.IntegerField(label=_("Budget: most tokens"), required=False, min_value=1)
+    max_seconds = forms.IntegerField(label=_("Budget: most seconds of running"), min_value=1, initial=3600)
+    concurrency = forms.IntegerField(label=_("Requests at once"), min_value=1, initial=2)
+
+    class Meta(SubmissionForm.Meta):
+        fields = tuple(name for name in Submission.MODEL_CARD_FIELDS if name not in RUN_SAYS)
+
+    field_order = (
+        "version",
+        "endpoint_url",
+        "api_key",
+        "delete_key_when_done",
+        "model",
+        "protocol",
+        "temperature",
+        "top_p",
+        "max_tokens",
+        "seed",
+        "max_requests",
+        "max_total_tokens",
+        "max_seconds",
+        "concurrency",
+        "model_name",
+        "team",
+    )
+
+    def __init__(self, *args, user, **kwargs):
+        super().__init__(*args, user=user, **kwargs)
+        self.fields["protocol"].choices = catalogue.choices()
+        for name, limit in (
+            ("max_requests", settings.TERMITE_PROTOCOL_MAX_REQUESTS),
+            ("max_seconds", settings.TERMITE_PROTOCOL_MAX_SECONDS),
+            ("concurrency", settings.TERMITE_PROTOCOL_MAX_CONCURRENCY),
+        ):
+            self.fields[name].max_value = limit
+            self.fields[name].validators.append(MaxValueValidator(limit))
+            self.fields[name].widget.attrs["max"] = limit
+
+    def clean_endpoint_url(self) -> str:
+        url = self.cleaned_data["endpoint_url"]
+        try:
+            check_url(url)
+        except OutboundRefused as error:
+            raise forms.ValidationError(str(error)) from None  # a sentence that says why
+        return url
+
+    def card_to_check(self, cleaned: dict) -> dict:
+        version = cleaned.get("version") or BenchmarkVersion.objects.latest_published()
+        if version is None or cleaned.get("temperature") is None:
+            return cleaned
+        said = protocol_card(
+            protocol_id=cleaned.get("protocol") or DEFAULT_PROTOCOL,
+            version=version,
+            temperature=cleaned["temperature"],
+            top_p=cleaned.get("top_p"),
+            seed=cleaned.get("seed"),
+            max_tokens=cleaned.get("max_tokens"),
+            run_date=timezone.localdate(),
+        )
+        return {**cleaned, **said}
+
+    def decoding(self) -> Decoding:
+        data = self.cleaned_data
+        return Decoding(
+            temperature=data["temperature"],
+            top_p=data["top_p"],
+            max_tokens=data["max_tokens"],
+            seed=data["seed"],
+        )
+
+    def budget(self) -> Budget:
+        data = self.cleaned_data
+        return Budget(
+            max_requests=data["max_requests"],
+            max_seconds=data["max_seconds"],
+            max_total_tokens=data["max_total_tokens"],
+        )
 
 
 class ModerationForm(forms.Form):
@@ -188,6 +315,7 @@ class RankingView:
     approach: str = ""
     size: str = ""
     verified: bool = False
+    portal_run: bool = False
     team: str = ""
     sort: str = "rank"
     descending: bool = False
@@ -203,19 +331,21 @@ class RankingView:
             "approach": self.approach,
             "size": self.size,
             "verified": self.verified,
+            "portal_run": self.portal_run,
             "team": self.team,
         }
 
 
 class RankingForm(forms.Form):
-    """The leaderboard's query string: ?q=&weights=&approach=&size=&verified=1&team=&sort=&order=&hide=
-    &page=&all=1."""
+    """The leaderboard's query string: ?q=&weights=&approach=&size=&verified=1&portal_run=1&team=&sort=
+    &order=&hide=&page=&all=1."""
 
     q = forms.CharField(required=False, max_length=100)
     weights = forms.ChoiceField(required=False, choices=[("", ""), *Weights.choices])
     approach = forms.ChoiceField(required=False, choices=[("", ""), *Approach.choices])
     size = forms.CharField(required=False, max_length=40)
     verified = forms.BooleanField(required=False)
+    portal_run = forms.BooleanField(required=False)
     team = forms.SlugField(required=False, max_length=140)
     sort = forms.ChoiceField(required=False)
     order = forms.ChoiceField(required=False, choices=[("asc", "asc"), ("desc", "desc")])
@@ -236,6 +366,7 @@ class RankingForm(forms.Form):
             approach=data.get("approach", ""),
             size=data.get("size", "").strip(),
             verified=bool(data.get("verified")),
+            portal_run=bool(data.get("portal_run")),
             team=data.get("team", ""),
             sort=data.get("sort", "rank"),
             descending=data.get("order") == "desc",

@@ -108,6 +108,21 @@ HOW_IT_RAN = (
 )
 
 
+# The model card's fields a protocol run fills in itself (leaderboard/run_services.py,
+# protocol_card), so the run form and the API leave them out.
+RUN_SAYS = (
+    "approach",
+    "shots",
+    "schema_format",
+    "instruction_language",
+    "sampling",
+    "temperature",
+    "decoding_note",
+    "run_date",
+    "dialect",
+)
+
+
 class ModelCard(models.Model):
     """The fields a submission and a baseline share. Not the team: a submission's is a team of this portal
     (`Submission.team`), a baseline's the authors named in its paper (`Baseline.team`). All but the model

@@ -136,6 +136,14 @@ class Submission(ModelCard):
     carried_from = models.ForeignKey(
         "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="carried_to"
     )
+    # Made by the portal running a protocol against a model endpoint (ProtocolRun), not uploaded: which
+    # protocol, the endpoint's host (never its path or key), when the run ended, and the sha256 of the
+    # run's transcript (its canonical JSONL, which the owner and staff can download and check). Public on
+    # a public row, as the protocol and host; empty for an upload.
+    portal_protocol = models.CharField(_("protocol run by the portal"), max_length=80, blank=True)
+    portal_endpoint_host = models.CharField(_("endpoint host"), max_length=255, blank=True)
+    portal_run_at = models.DateTimeField(_("run by the portal at"), null=True, blank=True)
+    transcript_sha256 = models.CharField(max_length=64, blank=True)
 
     objects = SubmissionQuerySet.as_manager()
 
@@ -257,6 +265,10 @@ class Submission(ModelCard):
     @property
     def is_verified(self) -> bool:
         return self.verified_at is not None
+
+    @property
+    def is_portal_run(self) -> bool:
+        return bool(self.portal_protocol)
 
     def withdraw(self) -> None:
         self.withdrawn_at = timezone.now()
@@ -401,3 +413,153 @@ class Baseline(ModelCard):
                         % {"version": self.version, "slugs": ", ".join(unknown)}
                     }
                 )
+
+
+class ProtocolRunQuerySet(models.QuerySet):
+    def visible_to(self, user) -> ProtocolRunQuerySet:
+        """A run is its owner's, and staff's: its transcript holds the questions and the schema."""
+        if user.is_authenticated and user.is_staff:
+            return self
+        if user.is_authenticated:
+            return self.filter(user=user)
+        return self.none()
+
+
+class ProtocolRun(models.Model):
+    """The portal running a protocol (leaderboard/protocols/) against a participant's model endpoint; when
+    it ends, its answers become a submission through the same path as an upload, marked as run by the
+    portal. Each request and answer is kept (`RunExchange`): its transcript."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", _("queued")
+        RUNNING = "running", _("running")
+        FINISHED = "finished", _("finished")
+        BUDGET_EXHAUSTED = "budget_exhausted", _("budget exhausted")
+        CANCELLED = "cancelled", _("cancelled")
+        FAILED = "failed", _("failed")
+
+    # What a run may still do: only these take requests; a run in any other state has ended.
+    ACTIVE = (Status.QUEUED, Status.RUNNING)
+    # Ended with answers worth scoring: the owner may submit them (leaderboard/run_services.py).
+    SUBMITTABLE = (Status.FINISHED, Status.BUDGET_EXHAUSTED, Status.CANCELLED)
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="protocol_runs")
+    team = models.ForeignKey(
+        Team, on_delete=models.SET_NULL, null=True, blank=True, related_name="+", verbose_name=_("team")
+    )
+    version = models.ForeignKey(BenchmarkVersion, on_delete=models.PROTECT, related_name="protocol_runs")
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    # The endpoint and how to call it.
+    endpoint_url = models.URLField(_("endpoint URL"), max_length=500)
+    # Fernet, with a key derived from TERMITE_GOLD_KEY (leaderboard/protocols/api_keys.py); "" once deleted.
+    api_key_encrypted = models.TextField(blank=True, editable=False)
+    delete_key_when_done = models.BooleanField(_("delete the API key when the run ends"), default=True)
+    model = models.CharField(_("model"), max_length=200, help_text=_("The model name the endpoint expects."))
+    protocol = models.CharField(_("protocol"), max_length=80)
+    temperature = models.FloatField(
+        _("temperature"), default=1.0, validators=[MinValueValidator(0), MaxValueValidator(2)]
+    )
+    top_p = models.FloatField(
+        _("top-p"), null=True, blank=True, validators=[MinValueValidator(0), MaxValueValidator(1)]
+    )
+    max_tokens = models.PositiveIntegerField(_("max tokens per answer"), null=True, blank=True)
+    seed = models.BigIntegerField(_("seed"), null=True, blank=True)
+
+    # What the submission will say: the upload form's model card (cleaned; dates in ISO 8601).
+    model_card = models.JSONField(default=dict)
+
+    # The budget, checked before each request, and the requests in flight at once.
+    max_requests = models.PositiveIntegerField(_("most requests"))
+    max_total_tokens = models.PositiveBigIntegerField(_("most tokens"), null=True, blank=True)
+    max_seconds = models.PositiveIntegerField(_("most seconds"))
+    concurrency = models.PositiveSmallIntegerField(_("requests at once"), default=2)
+
+    # The lifecycle, as the submission's (leaderboard/liveness.py's heartbeat, the sweep).
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED, db_index=True)
+    message = models.TextField(blank=True, help_text="Why it stopped, or why it was not submitted.")
+    attempts = models.PositiveIntegerField(default=0)
+    enqueued_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    # Seconds spent running over every attempt: the wall-time budget counts these, not the time queued.
+    seconds_spent = models.FloatField(default=0)
+
+    # Progress: what is to be asked (each database's first turn and each question) and what is done.
+    tasks_total = models.PositiveIntegerField(default=0)
+    tasks_done = models.PositiveIntegerField(default=0)
+    requests_done = models.PositiveIntegerField(default=0)
+    errors = models.PositiveIntegerField(default=0)
+    tokens_used = models.PositiveBigIntegerField(default=0)
+
+    submission = models.OneToOneField(
+        Submission, on_delete=models.SET_NULL, null=True, blank=True, related_name="protocol_run"
+    )
+    transcript_sha256 = models.CharField(max_length=64, blank=True)
+
+    objects = ProtocolRunQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"run #{self.pk} {self.model} ({self.protocol})"
+
+    def get_absolute_url(self) -> str:
+        return reverse("leaderboard:run_detail", args=[self.pk])
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in self.ACTIVE
+
+    @property
+    def has_key(self) -> bool:
+        return bool(self.api_key_encrypted)
+
+    @property
+    def may_submit(self) -> bool:
+        return self.status in self.SUBMITTABLE and self.submission_id is None
+
+    @property
+    def progress_percent(self) -> int:
+        return math.floor(100 * self.tasks_done / self.tasks_total) if self.tasks_total else 0
+
+    def delete_key(self) -> None:
+        self.api_key_encrypted = ""
+        self.save(update_fields=["api_key_encrypted"])
+
+
+class RunExchange(models.Model):
+    """One request of a run and what came back: a line of its transcript. A failed attempt is kept too;
+    the one that answered has `ok`, and a resumed run never asks what has one."""
+
+    class Kind(models.TextChoices):
+        INTERPRETATION = "interpretation", _("interpretation of the database")
+        QUESTION = "question", _("question")
+
+    run = models.ForeignKey(ProtocolRun, on_delete=models.CASCADE, related_name="exchanges")
+    database = models.CharField(max_length=50)
+    question_id = models.CharField(max_length=80, blank=True)
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    attempt = models.PositiveSmallIntegerField()
+    request = models.JSONField(help_text="The messages sent.")
+    answer = models.TextField(blank=True)
+    http_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    error = models.CharField(max_length=300, blank=True)
+    tokens = models.PositiveIntegerField(default=0)
+    duration_ms = models.PositiveIntegerField(default=0)
+    sql = models.TextField(blank=True)
+    ok = models.BooleanField(default=False)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["database", "kind", "question_id", "attempt"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "kind", "database", "question_id", "attempt"], name="one_exchange_per_attempt"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"run #{self.run_id} {self.kind} {self.question_id or self.database} #{self.attempt}"

@@ -23,16 +23,19 @@ from evaluation.scoring.scores_json import Schema, VisibleScoresJSON
 from evaluation.scoring.vocabulary import DIALECTS, STATIC_OUTCOMES
 from leaderboard.errata_json import ErratumJSON
 from leaderboard.exports import LeaderboardJSON, LeaderboardRowJSON
-from leaderboard.feedback import ComparisonJSON, ScoreHistoryJSON
+from leaderboard.feedback import ComparisonJSON, PortalRunJSON, ScoreHistoryJSON
 from leaderboard.model_card import (
     PUBLIC_REQUIRED,
+    RUN_SAYS,
     Approach,
     InstructionLanguage,
     Sampling,
     SchemaFormat,
     Weights,
 )
-from leaderboard.models import Submission
+from leaderboard.models import ProtocolRun, Submission
+from leaderboard.protocols import catalogue
+from leaderboard.protocols.catalogue import DEFAULT_PROTOCOL
 
 _JSON_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean", type(None): "null"}
 
@@ -241,11 +244,119 @@ _SUBMISSION = {
             "description": "The submission this one was carried over from, on the version this one derives from.",
         },
         "breakdowns_hidden": {"type": ["string", "null"], "description": "Why the breakdowns are null."},
+        "portal_run": {
+            "oneOf": [{"type": "null"}, json_schema(PortalRunJSON)],
+            "description": "How the portal made it by running a protocol; null for an upload",
+        },
         "checks": {"type": "array", "items": _CHECK, "description": "The owner's only, once scored."},
         "status_url": {"type": "string", "format": "uri"},
         "results_url": {"type": "string", "format": "uri"},
     },
 }
+_INTEGER_OR_NULL = {"type": ["integer", "null"]}
+_RUN = {
+    "type": "object",
+    "description": "A protocol run, as its owner and staff see it: never its API key nor its transcript's content.",
+    "required": ["id", "status", "protocol", "progress", "submission_id"],
+    "properties": {
+        "id": {"type": "integer"},
+        "status": {"type": "string", "enum": ProtocolRun.Status.values},
+        "message": {"type": ["string", "null"], "description": "Why it stopped, or why it was not submitted"},
+        "version": {"type": "string"},
+        "protocol": {"type": "string", "enum": list(catalogue.protocols())},
+        "model": {"type": "string"},
+        "endpoint_host": {"type": "string"},
+        "decoding": {
+            "type": "object",
+            "properties": {
+                "temperature": {"type": "number"},
+                "top_p": {"type": ["number", "null"]},
+                "max_tokens": _INTEGER_OR_NULL,
+                "seed": _INTEGER_OR_NULL,
+            },
+        },
+        "budget": {
+            "type": "object",
+            "properties": {
+                "max_requests": {"type": "integer"},
+                "max_total_tokens": _INTEGER_OR_NULL,
+                "max_seconds": {"type": "integer"},
+            },
+        },
+        "concurrency": {"type": "integer"},
+        "progress": {
+            "type": "object",
+            "description": "Steps are each database's first turn and each question",
+            "properties": {
+                name: {"type": "number" if name == "seconds" else "integer"}
+                for name in (
+                    "steps_done",
+                    "steps_total",
+                    "percent",
+                    "requests",
+                    "errors",
+                    "tokens",
+                    "seconds",
+                )
+            },
+        },
+        "has_key": {"type": "boolean"},
+        "created_at": {"type": "string", "format": "date-time"},
+        "started_at": {"type": ["string", "null"], "format": "date-time"},
+        "finished_at": {"type": ["string", "null"], "format": "date-time"},
+        "submission_id": {
+            "type": ["integer", "null"],
+            "description": "The submission it became, once submitted",
+        },
+        "transcript_sha256": {"type": ["string", "null"]},
+        "status_url": {"type": "string", "format": "uri"},
+        "transcript_url": {
+            "type": "string",
+            "format": "uri",
+            "description": "The transcript as canonical JSONL, on the site (a logged-in session, owner or staff)",
+        },
+    },
+}
+_RUN_REQUEST = {
+    "type": "object",
+    "required": ["endpoint_url", "model", "model_name"],
+    "properties": {
+        "endpoint_url": {
+            "type": "string",
+            "format": "uri",
+            "description": "An OpenAI-compatible /v1/chat/completions",
+        },
+        "api_key": {"type": "string", "description": "Sent as Bearer; stored encrypted, never shown again"},
+        "delete_key_when_done": {"type": "boolean", "default": True},
+        "model": {"type": "string", "description": "The model name the endpoint expects"},
+        "protocol": {"type": "string", "enum": list(catalogue.protocols()), "default": DEFAULT_PROTOCOL},
+        "version": {"type": "string", "description": "A published version's label; default: the latest"},
+        "temperature": {"type": "number", "minimum": 0, "maximum": 2, "default": 1.0},
+        "top_p": {"type": "number", "minimum": 0, "maximum": 1},
+        "max_tokens": {"type": "integer", "minimum": 1},
+        "seed": {"type": "integer"},
+        "max_requests": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "Budget (TERMITE_PROTOCOL_MAX_REQUESTS at most)",
+        },
+        "max_total_tokens": {"type": "integer", "minimum": 1},
+        "max_seconds": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "Budget (TERMITE_PROTOCOL_MAX_SECONDS at most)",
+        },
+        "concurrency": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "TERMITE_PROTOCOL_MAX_CONCURRENCY at most",
+        },
+        "team": {"type": "string", "description": "One of your teams, by slug"},
+        "public": {"type": "boolean"},
+        **{name: schema for name, schema in _MODEL_CARD.items() if name not in RUN_SAYS},
+    },
+}
+_RUN_ID = [{"name": "id", "in": "path", "required": True, "schema": {"type": "integer"}}]
 _COMPARISON = json_schema(ComparisonJSON)
 _ERRATUM = json_schema(ErratumJSON)
 _LEADERBOARD_ROW = json_schema(LeaderboardRowJSON)
@@ -292,6 +403,7 @@ def openapi_document(*, server_url: str) -> dict:
                 "Leaderboard": _LEADERBOARD,
                 "LeaderboardRow": _LEADERBOARD_ROW,
                 "Comparison": _COMPARISON,
+                "Run": _RUN,
             },
         },
         "paths": {
@@ -489,6 +601,97 @@ def openapi_document(*, server_url: str) -> dict:
                     "responses": {
                         "201": _json({"$ref": "#/components/schemas/Erratum"}, "Filed"),
                         **_errors(400, 401, 413, 429),
+                    },
+                },
+            },
+            "/api/v1/runs": {
+                "get": {
+                    "summary": "Your protocol runs, newest first",
+                    "security": bearer,
+                    "responses": {
+                        "200": _json(
+                            {
+                                "type": "object",
+                                "properties": {
+                                    "runs": {"type": "array", "items": {"$ref": "#/components/schemas/Run"}}
+                                },
+                            },
+                            "Your runs",
+                        ),
+                        **_errors(401),
+                    },
+                },
+                "post": {
+                    "summary": "Start a protocol run: the portal asks your endpoint every question, then submits",
+                    "description": (
+                        "The run goes on the protocol queue; follow it at its status_url. When every question is"
+                        " answered it becomes a submission, marked as run by the portal, through the same checks"
+                        " and quotas as an upload. A public run needs the model card's size, weights and"
+                        " training-data cutoff; the run itself says how it prompted and decoded."
+                    ),
+                    "security": bearer,
+                    "requestBody": {
+                        "required": True,
+                        "content": {"application/json": {"schema": _RUN_REQUEST}},
+                    },
+                    "responses": {
+                        "201": _json({"$ref": "#/components/schemas/Run"}, "Started"),
+                        **_errors(400, 401, 403, 413, 429),
+                    },
+                },
+            },
+            "/api/v1/runs/{id}": {
+                "get": {
+                    "summary": "One run's progress: status, steps, requests, errors, tokens, seconds",
+                    "security": bearer,
+                    "parameters": _RUN_ID,
+                    "responses": {
+                        "200": _json({"$ref": "#/components/schemas/Run"}, "The run"),
+                        **_errors(401, 404),
+                    },
+                },
+                "delete": {
+                    "summary": "Delete the run, its key and its transcript (cancelled first if it is going)",
+                    "security": bearer,
+                    "parameters": _RUN_ID,
+                    "responses": {
+                        "200": _json(
+                            {
+                                "type": "object",
+                                "properties": {"id": {"type": "integer"}, "deleted": {"type": "boolean"}},
+                            },
+                            "Deleted",
+                        ),
+                        **_errors(401, 404),
+                    },
+                },
+            },
+            "/api/v1/runs/{id}/cancel": {
+                "post": {
+                    "summary": "Cancel a queued or running run; what was answered stays",
+                    "security": bearer,
+                    "parameters": _RUN_ID,
+                    "responses": {
+                        "200": _json({"$ref": "#/components/schemas/Run"}, "Cancelled"),
+                        **_errors(401, 404, 409, described={409: "The run has already ended"}),
+                    },
+                },
+            },
+            "/api/v1/runs/{id}/submit": {
+                "post": {
+                    "summary": "Submit what an ended run answered (a run stopped by its budget, cancelled, or refused by a quota)",
+                    "security": bearer,
+                    "parameters": _RUN_ID,
+                    "responses": {
+                        "201": _json({"$ref": "#/components/schemas/Run"}, "Submitted: see submission_id"),
+                        **_errors(
+                            401,
+                            404,
+                            409,
+                            described={
+                                409: "Not submitted: the message says why (a quota, no SQL, already submitted)"
+                            },
+                        ),
                     },
                 },
             },

@@ -1,4 +1,6 @@
-"""The scoring queue: django-rq on Redis when REDIS_URL is set, in-process otherwise."""
+"""The scoring queue: django-rq on Redis when REDIS_URL is set, in-process otherwise; and its sibling, the
+protocol queue, for protocol runs (on Redis only: leaderboard/run_services.py says what the embedded mode
+does instead)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from django.conf import settings
 from rq import Queue
 
 QUEUE_NAME = "scoring"
+PROTOCOL_QUEUE_NAME = "protocol"
 
 
 @cache
@@ -36,3 +39,10 @@ def scoring_queue() -> Queue:
     else:
         connection, is_async = _in_process_connection(), False
     return django_rq.get_queue(QUEUE_NAME, connection=connection, is_async=is_async, commit_mode="auto")
+
+
+def protocol_queue() -> Queue:
+    """The protocol runs' queue, on the scoring queue's Redis; only used when REDIS_URL is set."""
+    return django_rq.get_queue(
+        PROTOCOL_QUEUE_NAME, connection=_connection(settings.REDIS_URL), is_async=True, commit_mode="auto"
+    )

@@ -90,6 +90,11 @@ class Row:
     # None for a self-reported run, and for a baseline.
     verified_at: date | None = None
     verified_note: str = ""
+    # Made by the portal running a protocol against a model endpoint (leaderboard/run_services.py): which
+    # protocol, the endpoint's host, and the day the run ended; empty for an upload and a baseline.
+    portal_protocol: str = ""
+    portal_endpoint_host: str = ""
+    portal_run_at: date | None = None
     # The slug of a submission's team, for its page and the team filter; "" for none and for a baseline.
     team_slug: str = ""
     # How the predictions were made (leaderboard/model_card.py): empty, or None, where the card is silent.
@@ -127,6 +132,10 @@ class Row:
     @property
     def verified(self) -> bool:
         return self.verified_at is not None
+
+    @property
+    def portal_run(self) -> bool:
+        return bool(self.portal_protocol)
 
     @property
     def size(self) -> str:
@@ -442,6 +451,9 @@ def _submissions(version: BenchmarkVersion) -> Iterable[dict]:
         "released_at",
         "verified_at",
         "verified_note",
+        "portal_protocol",
+        "portal_endpoint_host",
+        "portal_run_at",
         "paper_url",
         "code_url",
         "model_url",
@@ -471,6 +483,9 @@ def _submission_row(item: dict, databases: list[str]) -> Row:
         scorer_version=scores.get("scorer_version"),
         verified_at=item["verified_at"],
         verified_note=item["verified_note"],
+        portal_protocol=item["portal_protocol"],
+        portal_endpoint_host=item["portal_endpoint_host"],
+        portal_run_at=item["portal_run_at"].date() if item["portal_run_at"] else None,
         paper_url=item["paper_url"],
         code_url=item["code_url"],
         model_url=item["model_url"],
@@ -545,10 +560,12 @@ def filter_rows(
     approach: str = "",
     size: str = "",
     verified: bool = False,
+    portal_run: bool = False,
     team: str = "",
 ) -> list[Row]:
     """Rows whose model, team, size or note contain `q` (ignoring case) and whose tags match; with
-    `verified`, only the runs staff verified; with `team` (a slug), only that team's submissions."""
+    `verified`, only the runs staff verified; with `portal_run`, only the submissions the portal made by
+    running a protocol; with `team` (a slug), only that team's submissions."""
     words = q.lower().split()
     size = normalise_size(size)
     return [
@@ -559,6 +576,7 @@ def filter_rows(
         and (not approach or row.approach == approach)
         and (not size or row.size == size)
         and (not verified or row.verified)
+        and (not portal_run or row.portal_run)
         and (not team or row.team_slug == team)
     ]
 
@@ -597,7 +615,7 @@ def parameters(size: str) -> float | None:
 # built in one go from one reading of the rows, so that no entry mixes two states.
 
 CACHE_SECONDS = 3600
-_SCHEMA = 5  # bump when Row or Leaderboard change shape
+_SCHEMA = 6  # bump when Row or Leaderboard change shape
 
 
 def _token_key(label: str) -> str:

@@ -162,6 +162,7 @@ def _query(named: str, view: RankingView, **changes: str) -> str:
         "approach": view.approach,
         "size": view.size,
         "verified": "1" if view.verified else "",
+        "portal_run": "1" if view.portal_run else "",
         "team": view.team,
         "sort": "" if view.sort == "rank" and not view.descending else view.sort,
         "order": "desc" if view.descending else "",

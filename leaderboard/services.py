@@ -8,7 +8,7 @@ import logging
 import threading
 import time
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -55,12 +55,30 @@ class Upload:
     data: bytes
 
 
+@dataclass(frozen=True)
+class PortalRun:
+    """The mark of a submission the portal made by running a protocol (leaderboard/run_services.py): its
+    file is the run's answers, and these say how they were obtained."""
+
+    protocol: str
+    endpoint_host: str
+    run_at: datetime
+    transcript_sha256: str
+
+
 def submission_create(
-    *, user, version: BenchmarkVersion, upload: Upload, model_card: dict, team: Team | None = None
+    *,
+    user,
+    version: BenchmarkVersion,
+    upload: Upload,
+    model_card: dict,
+    team: Team | None = None,
+    portal_run: PortalRun | None = None,
 ) -> Submission:
     """Validate the file completely, check the team and the quotas, store the submission, enqueue it after
     commit. With `team`, the submission is made on its behalf: the uploader must be a member, and it counts
-    towards the team's quotas as well as the uploader's (TERMITE_TEAM_QUOTAS).
+    towards the team's quotas as well as the uploader's (TERMITE_TEAM_QUOTAS). With `portal_run`, the file
+    is a protocol run's answers, and the submission is marked as run by the portal.
 
     Raises EmailUnconfirmed, PredictionFileError (with every problem and its line), NotTeamMember or
     QuotaExceeded; nothing is stored then.
@@ -110,10 +128,22 @@ def submission_create(
             file_format=predictions.format,
             missing_count=len(predictions.missing),
             scorer_version=SCORER_VERSION,
+            **_portal_marks(portal_run),
             **{name: model_card[name] for name in Submission.MODEL_CARD_FIELDS if name in model_card},
         )
         transaction.on_commit(lambda: submission_enqueue(submission=submission))
     return submission
+
+
+def _portal_marks(portal_run: PortalRun | None) -> dict:
+    if portal_run is None:
+        return {}
+    return {
+        "portal_protocol": portal_run.protocol,
+        "portal_endpoint_host": portal_run.endpoint_host,
+        "portal_run_at": portal_run.run_at,
+        "transcript_sha256": portal_run.transcript_sha256,
+    }
 
 
 def _check_quota(*, user, version: BenchmarkVersion, public: bool) -> None:

@@ -100,7 +100,15 @@ def _visible_submission(request: HttpRequest, pk: int) -> Submission:
 def submission_detail(request: HttpRequest, pk: int) -> HttpResponse:
     submission = _visible_submission(request, pk)
     seen = feedback.feedback_for(submission, request.user)
-    context = {"submission": submission, "is_owner": request.user == submission.user, "feedback": seen}
+    context = {
+        "submission": submission,
+        "is_owner": request.user == submission.user,
+        "feedback": seen,
+        "portal_run": feedback.portal_run_mark(submission),
+        "transcript_run": feedback.transcript_run(submission, request.user)
+        if submission.is_portal_run
+        else None,
+    }
     if request.user.is_staff and submission.is_public and submission.status == Submission.Status.SCORED:
         context["verification_form"] = VerificationForm(
             initial={"verified": submission.is_verified, "note": submission.verified_note}

@@ -1,7 +1,8 @@
-"""The scoring worker: RQ's worker that first sweeps up submissions a dead worker or lost job left behind,
-then fetches the copies of the databases this host lacks (a worker shares no disk with the web site or
-with other workers: evaluation/database_cache.py), then runs the gold of every published version once,
-so that the work-horses it forks inherit the results and what the cache has checked."""
+"""The scoring worker: RQ's worker that first sweeps up submissions and protocol runs a dead worker or lost
+job left behind, then fetches the copies of the databases this host lacks (a worker shares no disk with
+the web site or with other workers: evaluation/database_cache.py), then runs the gold of every published
+version once, so that the work-horses it forks inherit the results and what the cache has checked. It
+listens on the scoring queue and on its sibling, the protocol queue: `rqworker scoring protocol`."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from rq import Worker
 
 from evaluation.database_cache import databases_fetch
 from evaluation.grading import warm_gold_cache
+from leaderboard.run_services import start_up_sweep_runs
 from leaderboard.services import start_up_sweep
 
 logger = logging.getLogger(__name__)
@@ -28,6 +30,7 @@ class ScoringWorker(Worker):
                 "A scoring worker needs TERMITE_GOLD_KEY from the environment, the same as the web site's."
             )
         start_up_sweep()
+        start_up_sweep_runs()
         try:
             copies = databases_fetch()
         except Exception as error:  # each job fetches what it lacks all the same

@@ -6,6 +6,8 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "termite_site.settings")
 application = get_asgi_application()
 
 # As in wsgi.py: a serving process sweeps what a dead one left, in the embedded mode.
+from leaderboard.run_services import requeue_runs_after_start  # noqa: E402
 from leaderboard.services import requeue_stuck_after_start  # noqa: E402
 
 requeue_stuck_after_start()
+requeue_runs_after_start()

@@ -120,6 +120,14 @@ RQ_QUEUES = {
         "DEFAULT_TIMEOUT": env_int("TERMITE_JOB_TIMEOUT", 900),
         "ASYNC": bool(REDIS_URL),
     },
+    # The scoring queue's sibling: protocol runs (leaderboard/protocols/runner.py), which wait on a model
+    # endpoint for minutes or hours and must not hold up scoring. A worker listens on both:
+    # `manage.py rqworker scoring protocol`.
+    "protocol": {
+        "URL": REDIS_URL or "redis://127.0.0.1:6379/0",
+        "DEFAULT_TIMEOUT": env_int("TERMITE_PROTOCOL_MAX_SECONDS", 6 * 3600) + 600,
+        "ASYNC": bool(REDIS_URL),
+    },
 }
 RQ = {"COMMIT_MODE": "on_db_commit", "WORKER_CLASS": "leaderboard.worker.ScoringWorker"}
 
@@ -276,3 +284,17 @@ TERMITE_ERRATA_RATE_LIMIT = (env_int("TERMITE_ERRATA_LIMIT_PER_DAY", 20), 86400)
 # Protocol runs call a model's endpoint that a user gave (termite_site/outbound.py): only https to public
 # addresses. On, http and https to loopback addresses are allowed too, for development and the tests.
 TERMITE_PROTOCOL_ALLOW_LOOPBACK = env_bool("TERMITE_PROTOCOL_ALLOW_LOOPBACK", False)
+# The most requests one run may have in flight at once (a run asks for at most this many).
+TERMITE_PROTOCOL_MAX_CONCURRENCY = env_int("TERMITE_PROTOCOL_MAX_CONCURRENCY", 4)
+# The largest budget a run may ask for, and the default one: requests, and seconds of running.
+TERMITE_PROTOCOL_MAX_REQUESTS = env_int("TERMITE_PROTOCOL_MAX_REQUESTS", 5000)
+TERMITE_PROTOCOL_MAX_SECONDS = env_int("TERMITE_PROTOCOL_MAX_SECONDS", 6 * 3600)
+# One request: how long to wait for the answer, and how large it may be.
+TERMITE_PROTOCOL_TIMEOUT = env_float("TERMITE_PROTOCOL_TIMEOUT", 120.0)
+TERMITE_PROTOCOL_MAX_RESPONSE_BYTES = env_int("TERMITE_PROTOCOL_MAX_RESPONSE_BYTES", 1024 * 1024)
+# A request that fails for a reason that may pass (429, 5xx, a timeout, a malformed answer) is tried at most
+# this many times, waiting BACKOFF * 2^(attempt - 1) seconds (with jitter, and at least a 429's Retry-After)
+# between tries, never more than MAX_BACKOFF.
+TERMITE_PROTOCOL_ATTEMPTS = env_int("TERMITE_PROTOCOL_ATTEMPTS", 4)
+TERMITE_PROTOCOL_BACKOFF_SECONDS = env_float("TERMITE_PROTOCOL_BACKOFF_SECONDS", 2.0)
+TERMITE_PROTOCOL_MAX_BACKOFF_SECONDS = env_float("TERMITE_PROTOCOL_MAX_BACKOFF_SECONDS", 60.0)

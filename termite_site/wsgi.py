@@ -9,6 +9,8 @@ application = get_wsgi_application()
 # Not AppConfig.ready(), which every manage.py command (migrate too, before the table exists) and the
 # test suite run. Imported after the set-up above, which the models need. (gunicorn --preload would run
 # this in the master, before it forks: the portal is not run that way.)
+from leaderboard.run_services import requeue_runs_after_start  # noqa: E402
 from leaderboard.services import requeue_stuck_after_start  # noqa: E402
 
 requeue_stuck_after_start()
+requeue_runs_after_start()

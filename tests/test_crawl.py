@@ -16,12 +16,14 @@ from collections import deque
 from urllib.parse import urljoin, urlparse
 
 import pytest
+from django.http import HttpResponse
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
 from evaluation.errata import erratum_accept, erratum_decline, erratum_report
 from evaluation.models import Question
 from evaluation.scoring.functions import install_functions
+from leaderboard.models import ProtocolRun, RunExchange
 from leaderboard.services import submission_score
 from termite_site.accounts.services import api_token_create
 from tests.evaluation.gold_leaks import gold_texts
@@ -30,6 +32,7 @@ pytestmark = pytest.mark.django_db
 
 PRIVATE_MARK = "ModelloPrivatoZ9"
 ERRATUM_MARK = "SegnalazionePrivataW5"
+RUN_MARK = "SELECT 'TrascrizionePrivataK7'"
 # The staff page of a question's errata shows its gold, for staff to judge the reports.
 STAFF_GOLD_PAGE = re.compile(r"/staff/questions/\d+/errata/")
 MAX_PAGES = 400
@@ -76,6 +79,9 @@ def crawl(client: Client, seeds: list[str]) -> dict[str, object]:
         if path in pages or path.startswith(SKIPPED):
             continue
         response = client.get(path)
+        if response.streaming:  # a download: read once, so that it can be checked like any page
+            body = b"".join(response.streaming_content)
+            response = HttpResponse(body, status=response.status_code, headers=dict(response.items()))
         pages[path] = response
         if "html" not in response.get("Content-Type", ""):
             continue
@@ -151,6 +157,16 @@ def site(demo_version, owner, other_user, staff, make_submission, make_team, gol
     erratum_decline(erratum=declined, by=staff, staff_reason="La domanda è corretta.")
     accepted = erratum_report(reporter=owner, question=question, description=f"{ERRATUM_MARK}: accepted")
     erratum_accept(erratum=accepted, by=staff, public_reason="Ambigua.")
+    # A protocol run of the owner's, with its transcript: only the owner and staff may reach it.
+    run = ProtocolRun.objects.create(
+        user=owner, version=demo_version, endpoint_url="http://127.0.0.1:9/v1/chat/completions", model="m",
+        protocol="termite-2turn-it/1", max_requests=10, max_seconds=60, status="finished",
+    )  # fmt: skip
+    RunExchange.objects.create(
+        run=run, database="biblioteca", question_id=question.public_id, kind="question", attempt=1,
+        request=[{"role": "user", "content": question.text}], answer=f"```sql\n{RUN_MARK}\n```",
+        sql=RUN_MARK, ok=True,
+    )  # fmt: skip
     ids = {
         "label": demo_version.label,
         "slug": "biblioteca",
@@ -173,6 +189,10 @@ def site(demo_version, owner, other_user, staff, make_submission, make_team, gol
         f"/admin/leaderboard/submission/{mine_private.pk}/change/",
         f"/teams/{team.slug}/",
         f"/accounts/teams/{team.slug}/",
+        f"/runs/{run.pk}/",
+        f"/runs/{run.pk}/transcript.jsonl",
+        "/admin/leaderboard/protocolrun/",
+        f"/admin/leaderboard/protocolrun/{run.pk}/change/",
     ]
     return {
         "private": mine_private,
@@ -184,6 +204,7 @@ def site(demo_version, owner, other_user, staff, make_submission, make_team, gol
         "hidden": {value for value in hidden_values(demo_version) if value not in prose},
         "probes": probes,
         "probe_pages": {probe.get_absolute_url() for probe in probes},
+        "transcript": f"/runs/{run.pk}/transcript.jsonl",
     }
 
 
@@ -198,7 +219,7 @@ def test_no_page_shows_gold_and_private_work_stays_private(request, who, site):
         client.force_login(user)
     pages = crawl(client, site["seeds"])
     assert len(pages) > 20, sorted(pages)
-    leaks, private_seen, errors, data_seen, errata_seen = [], [], [], [], []
+    leaks, private_seen, errors, data_seen, errata_seen, runs_seen = [], [], [], [], [], []
     for path, response in pages.items():
         text = " ".join(response.content.decode(errors="replace").split()) + " " + str(dict(response.items()))
         gold_page = who == "staff" and STAFF_GOLD_PAGE.fullmatch(path) is not None
@@ -212,6 +233,8 @@ def test_no_page_shows_gold_and_private_work_stays_private(request, who, site):
             private_seen.append(path)
         if ERRATUM_MARK in text:
             errata_seen.append(path)
+        if RUN_MARK in text:
+            runs_seen.append(path)
         if response.status_code >= 500:
             errors.append(path)
         if any(value in text for value in site["hidden"]):
@@ -226,8 +249,10 @@ def test_no_page_shows_gold_and_private_work_stays_private(request, who, site):
     if who in ("anonymous", "other_user"):
         assert private_seen == []
         assert errata_seen == []
+        assert runs_seen == []  # a run's transcript is its owner's and staff's
     else:
         assert site["private"].get_absolute_url() in private_seen
+        assert site["transcript"] in runs_seen
     if who == "owner":
         assert errata_seen == ["/errata/mine/"]
     if who == "staff":

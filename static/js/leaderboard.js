@@ -1,5 +1,5 @@
 // Leaderboard and comparison pages: draw the charts; sort, filter and hide column groups in the browser.
-// The server does the same from the query string (?sort=&order=&q=&weights=&approach=&size=&verified=1
+// The server does the same from the query string (?sort=&order=&q=&weights=&approach=&size=&verified=1&portal_run=1
 // &team=&hide=), in leaderboard/ranking.py, so the page works without JavaScript and every state has a URL, kept
 // up to date.
 (function () {
@@ -97,7 +97,7 @@
   function applyFilters() {
     var words = field("q").value.toLowerCase().split(/\s+/).filter(Boolean);
     var weights = field("weights").value, approach = field("approach").value, size = field("size").value;
-    var verified = field("verified").checked, team = field("team").value;
+    var verified = field("verified").checked, portalRun = field("portal_run").checked, team = field("team").value;
     var shown = 0;
     rows().forEach(function (row) {
       var data = row.dataset;
@@ -106,6 +106,7 @@
         (!approach || data.approach === approach) &&
         (!size || data.size === size) &&
         (!verified || data.verified === "1") &&
+        (!portalRun || data.portalRun === "1") &&
         (!team || data.team === team);
       row.hidden = !ok;
       if (ok) shown += 1;
@@ -113,7 +114,7 @@
     if (shownCount) shownCount.textContent = String(shown);
     setParams({
       q: field("q").value.trim(), weights: weights, approach: approach, size: size, verified: verified ? "1" : "",
-      team: team
+      portal_run: portalRun ? "1" : "", team: team
     });
   }
 

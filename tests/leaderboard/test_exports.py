@@ -48,6 +48,10 @@ PROVENANCE = [
     "file_sha256",
     "ea_after_cutoff",
     "questions_after_cutoff",
+    "portal_run",
+    "portal_protocol",
+    "portal_endpoint_host",
+    "portal_run_at",
 ]
 ROW_KEYS = {
     "rank",
@@ -205,6 +209,10 @@ def test_a_json_row_carries_the_scores_and_the_model_card(client, ranked):
         "file_sha256": "ab" * 32,
         "ea_after_cutoff": None,  # its scores hold no verdict per question
         "questions_after_cutoff": None,
+        "portal_run": False,
+        "portal_protocol": None,
+        "portal_endpoint_host": None,
+        "portal_run_at": None,
     }
 
 
@@ -338,6 +346,10 @@ def test_a_csv_row_holds_the_same_values_as_the_json_row(client, ranked):
         "file_sha256": "ab" * 32,
         "ea_after_cutoff": "",
         "questions_after_cutoff": "",
+        "portal_run": "false",
+        "portal_protocol": "",
+        "portal_endpoint_host": "",
+        "portal_run_at": "",
     }
     baseline = read_csv(client.get(csv_url()))[2]
     assert (
