@@ -31,8 +31,8 @@ from leaderboard.forms import CompareForm, SubmissionForm
 from leaderboard.models import Submission
 from leaderboard.openapi import openapi_document
 from termite_site import ratelimit
-from termite_site.cached_page import accepts_gzip
 from termite_site.accounts.services import api_token_authenticate
+from termite_site.cached_page import accepts_gzip
 from termite_site.http import api_error as error
 from termite_site.http import body_too_large
 

@@ -75,9 +75,11 @@ def test_an_endpoint_resolving_to_a_private_address_fails_the_run_without_a_requ
 
 def test_a_loopback_endpoint_is_refused_unless_the_setting_allows_it(demo_version, owner, settings):
     settings.TERMITE_PROTOCOL_ALLOW_LOOPBACK = False
-    with OpenAIStub(good_model(demo_version)) as stub:
-        with pytest.raises(run_services.RunRefused, match="must start with https://"):
-            start_run(owner, demo_version, stub)
+    with (
+        OpenAIStub(good_model(demo_version)) as stub,
+        pytest.raises(run_services.RunRefused, match="must start with https://"),
+    ):
+        start_run(owner, demo_version, stub)
     assert stub.requests == []
 
 
