@@ -240,6 +240,23 @@ class RunForm(SubmissionForm):
             max_total_tokens=data["max_total_tokens"],
         )
 
+    def run_arguments(self) -> dict:
+        """What `run_services.run_create` takes from the form: all but the user and the API key, which the
+        web form and the API take from the form and the command from the environment."""
+        data = self.cleaned_data
+        return {
+            "version": data["version"],
+            "endpoint_url": data["endpoint_url"],
+            "model": data["model"],
+            "protocol_id": data["protocol"],
+            "decoding": self.decoding(),
+            "budget": self.budget(),
+            "concurrency": data["concurrency"],
+            "model_card": self.model_card(),
+            "team": data["team"],
+            "delete_key_when_done": data["delete_key_when_done"],
+        }
+
 
 class ModerationForm(forms.Form):
     is_hidden = forms.BooleanField(required=False)

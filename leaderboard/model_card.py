@@ -110,17 +110,7 @@ HOW_IT_RAN = (
 
 # The model card's fields a protocol run fills in itself (leaderboard/run_services.py,
 # protocol_card), so the run form and the API leave them out.
-RUN_SAYS = (
-    "approach",
-    "shots",
-    "schema_format",
-    "instruction_language",
-    "sampling",
-    "temperature",
-    "decoding_note",
-    "run_date",
-    "dialect",
-)
+RUN_SAYS = ("approach", *(name for name in HOW_IT_RAN if name != "training_cutoff"), "dialect")
 
 
 class ModelCard(models.Model):

@@ -32,18 +32,7 @@ def start_run(request: HttpRequest, form: RunForm) -> ProtocolRun | None:
     the form, when the service refuses it."""
     try:
         return run_services.run_create(
-            user=request.user,
-            version=form.cleaned_data["version"],
-            endpoint_url=form.cleaned_data["endpoint_url"],
-            api_key=form.cleaned_data["api_key"],
-            model=form.cleaned_data["model"],
-            protocol_id=form.cleaned_data["protocol"],
-            decoding=form.decoding(),
-            budget=form.budget(),
-            concurrency=form.cleaned_data["concurrency"],
-            model_card=form.model_card(),
-            team=form.cleaned_data["team"],
-            delete_key_when_done=form.cleaned_data["delete_key_when_done"],
+            user=request.user, api_key=form.cleaned_data["api_key"], **form.run_arguments()
         )
     except services.NotTeamMember as error:
         form.add_error("team", str(error))

@@ -140,7 +140,7 @@ def test_in_the_embedded_mode_a_run_goes_to_a_thread_of_the_web_process(
 
 
 def test_with_redis_a_run_waits_on_the_protocol_queue_and_the_sweep_leaves_a_live_job_alone(
-    demo_version, owner, redis_url, settings
+    demo_version, owner, redis_url, settings, loopback_allowed
 ):
     settings.REDIS_URL = redis_url
     queue = protocol_queue()

@@ -71,18 +71,9 @@ class Command(BenchmarkCommand):
         try:
             run = run_services.run_create(
                 user=user,
-                version=form.cleaned_data["version"],
-                endpoint_url=form.cleaned_data["endpoint_url"],
                 api_key=self._api_key(options["api_key_env"]),
-                model=form.cleaned_data["model"],
-                protocol_id=form.cleaned_data["protocol"],
-                decoding=form.decoding(),
-                budget=form.budget(),
-                concurrency=form.cleaned_data["concurrency"],
-                model_card=form.model_card(),
-                team=form.cleaned_data["team"],
-                delete_key_when_done=form.cleaned_data["delete_key_when_done"],
                 enqueue=not options["wait"],
+                **form.run_arguments(),
             )
         except (services.EmailUnconfirmed, services.NotTeamMember, run_services.RunRefused) as error:
             raise CommandError(str(error)) from None
