@@ -107,7 +107,7 @@ def check_answers(endpoint: Endpoint) -> None:
 class LlamaServer:
     """llama-cpp-python's server on a free 127.0.0.1 port, for the length of a `with` block."""
 
-    def __init__(self, python: Path, model_file: Path, *, n_ctx: int, threads: int):
+    def __init__(self, python: Path, model_file: Path, *, n_ctx: int, threads: int, chat_format: str | None):
         if not python.is_file():
             raise Unavailable(f"--llama-python {python}: no such file")
         if not model_file.is_file():
@@ -123,6 +123,7 @@ class LlamaServer:
             raise Unavailable(f"{python} cannot import llama_cpp.server ({last})")
         self.version = probe.stdout.strip()
         self.python, self.model_file, self.n_ctx, self.threads = python, model_file, n_ctx, threads
+        self.chat_format = chat_format
         self.port = free_port()
         self.process: subprocess.Popen | None = None
         self.endpoint = Endpoint(
@@ -130,7 +131,7 @@ class LlamaServer:
             model=model_file.stem,
             described=(
                 f"llama-cpp-python {self.version} server on 127.0.0.1, {model_file.name}, n_ctx {n_ctx},"
-                f" {threads} threads"
+                f" {threads} thread(s), chat format {chat_format or 'of the model file'}"
             ),
         )
 
@@ -151,6 +152,7 @@ class LlamaServer:
             str(self.n_ctx),
             "--n_threads",
             str(self.threads),
+            *(["--chat_format", self.chat_format] if self.chat_format else []),
         ]
         self.log = Path(tempfile.mkdtemp(prefix="termite-llama-server-")) / "server.log"
         with self.log.open("w") as log:
@@ -200,6 +202,7 @@ def model_server(args: argparse.Namespace) -> contextlib.AbstractContextManager[
             Path(args.model_file),
             n_ctx=args.n_ctx,
             threads=args.threads,
+            chat_format=args.chat_format,
         )
     raise Unavailable(
         "neither --server-url nor --llama-python and --model-file were given (nor TERMITE_BENCH_SERVER_URL,"
@@ -246,21 +249,22 @@ def start_run(base: str, token: str, endpoint: Endpoint, args: argparse.Namespac
 
 def follow(base: str, token: str, run_id: int, *, deadline: float) -> dict:
     """The run as the API shows it, polled until it has ended and has become a submission (or says why it
-    has not); each change of its progress printed as it comes."""
-    shown = ""
+    has not); printed whenever its status, steps, requests or errors change."""
+    shown: tuple = ()
     while True:
         status, run = api(base, token, "GET", f"/api/v1/runs/{run_id}")
         if status != 200:
             raise SystemExit(f"GET /api/v1/runs/{run_id} answered {status}: {run}")
         progress = run["progress"]
-        line = (
-            f"  {run['status']:<16} {progress['steps_done']:>3}/{progress['steps_total']:<3} steps"
-            f"  {progress['requests']:>4} requests  {progress['errors']:>3} errors"
-            f"  {progress['tokens']:>7} tokens  {progress['seconds']:>7.1f} s"
-        )
-        if line != shown:
-            print(line, flush=True)
-            shown = line
+        state = (run["status"], progress["steps_done"], progress["requests"], progress["errors"])
+        if state != shown:
+            print(
+                f"  {run['status']:<16} {progress['steps_done']:>3}/{progress['steps_total']:<3} steps"
+                f"  {progress['requests']:>4} requests  {progress['errors']:>3} errors"
+                f"  {progress['tokens']:>7} tokens  {progress['seconds']:>7.1f} s",
+                flush=True,
+            )
+            shown = state
         ended = run["status"] in ENDED
         # A finished run is submitted by its job right after it ends; a refusal leaves its reason.
         if ended and (run["submission_id"] or run["message"] or run["status"] != "finished"):
@@ -305,7 +309,10 @@ def report(run_id: int, submission, endpoint: Endpoint) -> None:
     print(f"requests          {run.requests_done} ({run.tasks_total} steps: interpretations and questions)")
     print(f"errors            {run.errors}")
     print(f"retries           {exchanges.filter(attempt__gt=1).count()}")
-    print(f"tokens            {run.tokens_used} ({run.tokens_used / wall:.0f} tokens/s)")
+    print(
+        f"tokens            {run.tokens_used} ({run.tokens_used / wall:.0f}/s; usage.total_tokens: each"
+        " request's whole prompt and answer, as the server counts them)"
+    )
     print(f"requests/s        {run.requests_done / wall:.3f}")
     print(
         f"request time      p50 {durations[len(durations) // 2] / 1000:.2f} s, mean"
@@ -334,9 +341,18 @@ def main() -> None:
     parser.add_argument("--llama-python", default=os.environ.get("TERMITE_BENCH_LLAMA_PYTHON"))
     parser.add_argument("--model-file", default=os.environ.get("TERMITE_BENCH_MODEL_FILE"))
     parser.add_argument("--n-ctx", type=int, default=DEFAULT_N_CTX)
-    parser.add_argument("--threads", type=int, default=2, help="llama.cpp's threads")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="llama.cpp's threads: on a busy 2-core machine 1 was the fastest",
+    )
+    parser.add_argument(
+        "--chat-format",
+        help="llama-cpp-python's --chat_format (gemma for a model file with no chat template)",
+    )
     parser.add_argument("--temperature", type=float, default=1.0, help="The paper's: 1")
-    parser.add_argument("--max-tokens", type=int, default=256, help="Per answer")
+    parser.add_argument("--max-tokens", type=int, default=128, help="Per answer: a base model talks on")
     parser.add_argument("--seed", type=int, default=19)
     parser.add_argument("--concurrency", type=int, default=1, help="llama-cpp-python answers one at a time")
     parser.add_argument("--max-requests", type=int, default=200, help="The run's budget")
