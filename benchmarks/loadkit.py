@@ -28,7 +28,7 @@ POSTGRES = os.environ.get("BENCH_POSTGRES_URL", "postgres://postgres@127.0.0.1:5
 REDIS = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/7")
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
@@ -40,7 +40,7 @@ class Portal:
     def __init__(self, name: str):
         self.database = f"termite_{name}"
         self.data_dir = Path(tempfile.mkdtemp(prefix=f"termite-{name}-"))
-        self.port = _free_port()
+        self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.processes: list[subprocess.Popen] = []
         self.env = {
@@ -129,8 +129,10 @@ class Portal:
                 time.sleep(0.2)
         raise RuntimeError("gunicorn did not start")
 
-    def start_workers(self, count: int) -> list[subprocess.Popen]:
-        return [self._spawn(sys.executable, "manage.py", "rqworker", "scoring") for _ in range(count)]
+    def start_workers(self, count: int, queues: tuple[str, ...] = ("scoring",)) -> list[subprocess.Popen]:
+        """`count` rq workers, each listening on `queues` (the protocol runs' queue too: `("scoring",
+        "protocol")`)."""
+        return [self._spawn(sys.executable, "manage.py", "rqworker", *queues) for _ in range(count)]
 
 
 @dataclass
