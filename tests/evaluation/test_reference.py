@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import uuid
 from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
+from evaluation.scoring import reference as reference_module
 from evaluation.scoring.fidelity import AGREE, DIFFER, FAILS_ON_REFERENCE, FAILS_ON_SQLITE, compare_engines
 from evaluation.scoring.mysql_dump import DumpError, build_sqlite
 from evaluation.scoring.reference import (
@@ -188,16 +190,15 @@ def test_a_refused_query_raises_with_the_mysql_error_code(reference: ReferenceDa
         reference.run("SELECT COUNT(*) FROM 'ordini'")
 
 
-def test_a_dump_mariadb_refuses_is_a_dump_error_and_leaves_no_database(mariadb_url: str) -> None:
+def test_a_dump_mariadb_refuses_is_a_dump_error_and_leaves_no_database(mariadb_url: str, monkeypatch) -> None:
+    # The scratch database's name, known in advance: other runs may make and drop their own meanwhile.
+    scratch = uuid.uuid4()
+    monkeypatch.setattr(reference_module.uuid, "uuid4", lambda: scratch)
+    with pytest.raises(DumpError, match=r"line 2: statement 2 \(INSERT INTO t \.\.\.\): MySQL error 1292"):
+        load_dump(mariadb_url, "CREATE TABLE t (d DATE);\nINSERT INTO t VALUES ('2024-02-30');")
     with connect(mariadb_url) as conn, conn.cursor() as cursor:
-        cursor.execute("SHOW DATABASES LIKE 'termite_ref_%'")
-        before = set(cursor.fetchall())
-        with pytest.raises(
-            DumpError, match=r"line 2: statement 2 \(INSERT INTO t \.\.\.\): MySQL error 1292"
-        ):
-            load_dump(mariadb_url, "CREATE TABLE t (d DATE);\nINSERT INTO t VALUES ('2024-02-30');")
-        cursor.execute("SHOW DATABASES LIKE 'termite_ref_%'")
-        assert set(cursor.fetchall()) == before
+        cursor.execute("SHOW DATABASES LIKE %s", (f"termite_ref_{scratch.hex[:16]}",))
+        assert cursor.fetchall() == ()
 
 
 def test_only_mysql_urls_are_accepted() -> None:
