@@ -292,7 +292,9 @@ def wait_scored(submission_id: int, *, deadline: float):
     return submission
 
 
-def report(run_id: int, submission, endpoint: Endpoint) -> None:
+def report(
+    run_id: int, submission, endpoint: Endpoint
+) -> None:  # submission: None when nothing was submitted
     """The figures, from the run's and the submission's rows (as staff see them)."""
     from leaderboard.models import ProtocolRun, RunExchange
 
@@ -301,7 +303,6 @@ def report(run_id: int, submission, endpoint: Endpoint) -> None:
     durations = sorted(exchanges.values_list("duration_ms", flat=True))
     questions = exchanges.filter(kind=RunExchange.Kind.QUESTION, ok=True)
     wall = (run.finished_at - run.started_at).total_seconds()
-    overall = submission.scores["overall"]
     print(f"model server: {endpoint.described}")
     print(
         f"protocol {run.protocol} on {run.version}, temperature {run.temperature}, max_tokens {run.max_tokens},"
@@ -324,11 +325,15 @@ def report(run_id: int, submission, endpoint: Endpoint) -> None:
         f"run wall time     {wall:.1f} s (started {(run.started_at - run.created_at).total_seconds():.1f} s"
         " after it was created)"
     )
+    print(f"answers with SQL  {questions.exclude(sql='').count()} of {questions.count()} questions answered")
+    if submission is None:
+        print(f"submission        none: {run.message}")
+        return
+    overall = submission.scores["overall"]
     print(
         f"time to score     {(submission.scored_at - submission.created_at).total_seconds():.2f} s (submission"
         f" created to scored; run ended to scored {(submission.scored_at - run.finished_at).total_seconds():.2f} s)"
     )
-    print(f"answers with SQL  {questions.exclude(sql='').count()} of {questions.count()} questions answered")
     print(
         f"EA                {overall['ea']:.3f} (EA-strict {overall['ea_strict']:.3f}, n {overall['n']});"
         f" submission #{submission.pk}, marked run by the portal: {submission.portal_protocol},"
@@ -393,9 +398,12 @@ def main() -> None:
             f"run {run['id']} started through POST /api/v1/runs; its progress, as GET /api/v1/runs/{run['id']} shows it:"
         )
         run = follow(portal.url, token, run["id"], deadline=started + args.max_seconds + 60)
-        if not run["submission_id"]:
+        if run["submission_id"]:
+            submission = wait_scored(run["submission_id"], deadline=time.monotonic() + args.score_seconds)
+        elif run["status"] == "finished":  # it ran through, but no answer gave SQL to submit: still measured
+            submission = None
+        else:
             raise SystemExit(f"run {run['id']} ended {run['status']} without a submission: {run['message']}")
-        submission = wait_scored(run["submission_id"], deadline=time.monotonic() + args.score_seconds)
         report(run["id"], submission, endpoint)
 
 
