@@ -8,12 +8,13 @@ import logging
 from collections.abc import Sequence
 
 from django.contrib.admin.models import CHANGE, LogEntry
+from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Model
 
 logger = logging.getLogger(__name__)
 
 
-def staff_action_record(*, by, objects: Sequence[Model], message: str) -> None:
+def staff_action_record(*, by: AbstractBaseUser, objects: Sequence[Model], message: str) -> None:
     """Record that staff member `by` changed `objects` as `message` says (in English, as the log is)."""
     if not objects:
         return

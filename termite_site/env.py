@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import secrets
+from collections.abc import Callable
 from pathlib import Path
 
 _TRUE = {"1", "true", "yes", "on"}
@@ -60,7 +61,7 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in raw.split(",") if item.strip()]
 
 
-def secret(name: str, *, data_dir: Path, generate: callable, allow_generated: bool) -> str:
+def secret(name: str, *, data_dir: Path, generate: Callable[[], str], allow_generated: bool) -> str:
     """The secret from the environment, else (embedded mode only) one generated once and kept on disk.
 
     Generated secrets live in the data folder with 0600 permissions so that a restart keeps sessions

@@ -26,12 +26,13 @@ from django.http import HttpRequest
 
 def client_ip(request: HttpRequest) -> str:
     proxies = settings.TERMITE_TRUSTED_PROXIES
-    forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "")
+    forwarded: str = request.META.get("HTTP_X_FORWARDED_FOR", "")
     if proxies and forwarded:
         hops = [hop.strip() for hop in forwarded.split(",") if hop.strip()]
         if len(hops) >= proxies:
             return hops[-proxies]
-    return request.META.get("REMOTE_ADDR", "unknown")
+    remote: str = request.META.get("REMOTE_ADDR", "unknown")
+    return remote
 
 
 def _current(scope: str, subject: str, *, window: int) -> tuple[str, int]:

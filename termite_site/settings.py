@@ -97,7 +97,7 @@ else:
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
-            "NAME": DATA_DIR / "portal.sqlite3",
+            "NAME": DATA_DIR / "portal.sqlite3",  # type: ignore[typeddict-item]  # Django takes a Path; the stubs say str
             # Scoring writes while pages read, and several workers write at once: WAL lets readers go on
             # beside a writer, and IMMEDIATE transactions take the write lock when they begin, so a writer
             # waits its turn (up to the busy timeout) instead of failing with "database is locked" when it
@@ -131,6 +131,8 @@ RQ_QUEUES = {
 }
 RQ = {"COMMIT_MODE": "on_db_commit", "WORKER_CLASS": "leaderboard.worker.ScoringWorker"}
 
+# A file cache's LOCATION is a folder, which Django takes as a Path too.
+CACHES: dict[str, dict[str, str | Path]]
 if REDIS_URL:
     CACHES = {"default": {"BACKEND": "termite_site.redis_cache.ReusingRedisCache", "LOCATION": REDIS_URL}}
 else:

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, TypedDict
+
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.auth.admin import UserAdmin
@@ -17,12 +19,37 @@ from termite_site.accounts.services import (
     users_mark_email_confirmed,
 )
 
+# django-stubs makes the admin and form classes generic in their model; Django's take no type argument.
+if TYPE_CHECKING:
+    from django_stubs_ext import StrOrPromise, WithAnnotations
+
+    _UserAdminBase = UserAdmin[User]
+    _ApiTokenAdminBase = admin.ModelAdmin[ApiToken]
+    _TeamMembershipInlineBase = admin.TabularInline[TeamMembership, Team]
+    _TeamAdminFormBase = forms.ModelForm[Team]
+    _TeamAdminBase = admin.ModelAdmin[Team]
+    _TeamMembershipAdminBase = admin.ModelAdmin[TeamMembership]
+    _TeamInvitationAdminBase = admin.ModelAdmin[TeamInvitation]
+
+    class _MemberCount(TypedDict):
+        member_count: int
+
+else:
+    _UserAdminBase = UserAdmin
+    _ApiTokenAdminBase = _TeamAdminBase = _TeamMembershipAdminBase = _TeamInvitationAdminBase = (
+        admin.ModelAdmin
+    )
+    _TeamMembershipInlineBase = admin.TabularInline
+    _TeamAdminFormBase = forms.ModelForm
+
 
 class EmailConfirmedFilter(admin.SimpleListFilter):
     title = _("e-mail confirmed")
     parameter_name = "email_confirmed"
 
-    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
+    def lookups(
+        self, request: HttpRequest, model_admin: admin.ModelAdmin[User]
+    ) -> list[tuple[str, StrOrPromise]]:
         return [("yes", _("Yes")), ("no", _("No"))]
 
     def queryset(self, request: HttpRequest, queryset: QuerySet[User]) -> QuerySet[User]:
@@ -32,10 +59,10 @@ class EmailConfirmedFilter(admin.SimpleListFilter):
 
 
 @admin.register(User)
-class PortalUserAdmin(UserAdmin):
+class PortalUserAdmin(_UserAdminBase):
     # The confirmation time is read-only: staff confirm an address with the action, never unconfirm one
     # by hand. A user staff add here counts as confirmed (see User.email_confirmed_at).
-    fieldsets = (*UserAdmin.fieldsets, ("Termite", {"fields": ("affiliation", "email_confirmed_at")}))
+    fieldsets = (*UserAdmin.fieldsets, ("Termite", {"fields": ("affiliation", "email_confirmed_at")}))  # type: ignore[misc]  # UserAdmin sets them; the stubs allow None
     readonly_fields = ("email_confirmed_at",)
     list_display = ("username", "email", "email_confirmed", "affiliation", "is_staff", "date_joined")
     list_filter = (*UserAdmin.list_filter, EmailConfirmedFilter)
@@ -58,19 +85,19 @@ class PortalUserAdmin(UserAdmin):
 
 
 @admin.register(ApiToken)
-class ApiTokenAdmin(admin.ModelAdmin):
+class ApiTokenAdmin(_ApiTokenAdminBase):
     list_display = ("name", "user", "hint", "created_at", "last_used_at", "revoked_at")
     readonly_fields = ("token_hash", "hint", "created_at", "last_used_at")
     list_filter = ("revoked_at",)
 
 
-class TeamMembershipInline(admin.TabularInline):
+class TeamMembershipInline(_TeamMembershipInlineBase):
     model = TeamMembership
     extra = 0
     autocomplete_fields = ("user",)
 
 
-class TeamAdminForm(forms.ModelForm):
+class TeamAdminForm(_TeamAdminFormBase):
     class Meta:
         model = Team
         fields = ("name",)
@@ -83,7 +110,7 @@ class TeamAdminForm(forms.ModelForm):
 
 
 @admin.register(Team)
-class TeamAdmin(admin.ModelAdmin):
+class TeamAdmin(_TeamAdminBase):
     """Teams; a team with submissions cannot be deleted (they are credited to it), only renamed."""
 
     form = TeamAdminForm
@@ -92,18 +119,18 @@ class TeamAdmin(admin.ModelAdmin):
     readonly_fields = ("slug", "created_by", "created_at")
     inlines = [TeamMembershipInline]
 
-    def get_queryset(self, request):
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Team]:
         return super().get_queryset(request).annotate(member_count=Count("memberships"))
 
     @admin.display(description="members", ordering="member_count")
-    def member_count(self, obj: Team) -> int:
+    def member_count(self, obj: WithAnnotations[Team, _MemberCount]) -> int:
         return obj.member_count
 
-    def has_add_permission(self, request):
+    def has_add_permission(self, request: HttpRequest) -> bool:
         # A team has an owner from its first moment: people create theirs on the site.
         return False
 
-    def save_model(self, request, obj, form, change):
+    def save_model(self, request: HttpRequest, obj: Team, form: TeamAdminForm, change: bool) -> None:
         # Through the service, so that the leaderboard's cached rows drop the old name.
         try:
             team_rename_unchecked(team=Team.objects.get(pk=obj.pk), name=obj.name)
@@ -112,7 +139,7 @@ class TeamAdmin(admin.ModelAdmin):
 
 
 @admin.register(TeamMembership)
-class TeamMembershipAdmin(admin.ModelAdmin):
+class TeamMembershipAdmin(_TeamMembershipAdminBase):
     list_display = ("team", "user", "role", "joined_at")
     list_filter = ("role",)
     search_fields = ("team__name", "user__username")
@@ -120,19 +147,19 @@ class TeamMembershipAdmin(admin.ModelAdmin):
 
 
 @admin.register(TeamInvitation)
-class TeamInvitationAdmin(admin.ModelAdmin):
+class TeamInvitationAdmin(_TeamInvitationAdminBase):
     list_display = ("team", "created_by", "created_at", "expires_at", "used_by", "used_at", "revoked_at")
     list_filter = (("used_at", admin.EmptyFieldListFilter), ("revoked_at", admin.EmptyFieldListFilter))
     search_fields = ("team__name",)
     readonly_fields = ("team", "created_by", "token_hash", "created_at", "used_at", "used_by")
     actions = ["revoke"]
 
-    def has_add_permission(self, request):
+    def has_add_permission(self, request: HttpRequest) -> bool:
         # The link is shown once, to an owner on the team's page; one made here could never be shown.
         return False
 
     @admin.action(description="Withdraw the selected invitation links")
-    def revoke(self, request, queryset):
+    def revoke(self, request: HttpRequest, queryset: QuerySet[TeamInvitation]) -> None:
         for invitation in queryset:
             invitation.revoke()
         self.message_user(request, "The selected links can no longer be used.", messages.INFO)

@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, cast
+
 from django import forms
 from django.contrib.auth.forms import AuthenticationForm, UserCreationForm
+from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
 
 from termite_site import ratelimit
@@ -13,15 +16,20 @@ from termite_site.accounts.services import (
     team_name_taken,
 )
 
+if TYPE_CHECKING:  # generic in django-stubs only
+    _SignupFormBase = UserCreationForm[User]
+else:
+    _SignupFormBase = UserCreationForm
 
-class SignupForm(UserCreationForm):
+
+class SignupForm(_SignupFormBase):
     class Meta:
         model = User
         fields = ("username", "email", "affiliation")
         help_texts = {"affiliation": _("University, company or lab; shown on your public submissions.")}
 
     def clean_email(self) -> str:
-        email = self.cleaned_data["email"].strip()
+        email: str = self.cleaned_data["email"].strip()
         if User.objects.filter(email__iexact=email).exists():
             raise forms.ValidationError(_("An account with this e-mail address already exists."))
         return email
@@ -35,9 +43,10 @@ class LoginForm(AuthenticationForm):
         "rate_limited": _("Too many login attempts. Wait a few minutes and try again."),
     }
 
-    def clean(self) -> dict:
+    def clean(self) -> dict[str, Any]:
         username = self.cleaned_data.get("username") or ""
-        if not login_attempt_reserve(ip=ratelimit.client_ip(self.request), username=username):
+        request = cast(HttpRequest, self.request)  # LoginView always passes it
+        if not login_attempt_reserve(ip=ratelimit.client_ip(request), username=username):
             raise forms.ValidationError(self.error_messages["rate_limited"], code="rate_limited")
         cleaned = super().clean()  # checks the password
         login_attempts_forget(username=username)
@@ -51,13 +60,13 @@ class ProfileForm(forms.Form):
     email = User._meta.get_field("email").formfield()
     affiliation = User._meta.get_field("affiliation").formfield()
 
-    def __init__(self, *args, user: User, **kwargs) -> None:
+    def __init__(self, *args: Any, user: User, **kwargs: Any) -> None:
         kwargs.setdefault("initial", {"email": user.email, "affiliation": user.affiliation})
         super().__init__(*args, **kwargs)
         self.user = user
 
     def clean_email(self) -> str:
-        email = self.cleaned_data["email"].strip()
+        email: str = self.cleaned_data["email"].strip()
         if User.objects.filter(email__iexact=email).exclude(pk=self.user.pk).exists():
             raise forms.ValidationError(_("An account with this e-mail address already exists."))
         return email
@@ -72,7 +81,7 @@ class TeamForm(forms.Form):
 
     name = forms.CharField(label=_("Team name"), max_length=120)
 
-    def __init__(self, *args, team: Team | None = None, **kwargs):
+    def __init__(self, *args: Any, team: Team | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.team = team
 

@@ -4,7 +4,7 @@ import hashlib
 import secrets
 from datetime import datetime
 
-from django.contrib.auth.models import AbstractUser
+from django.contrib.auth.models import AbstractUser, AnonymousUser
 from django.db import models
 from django.db.models.functions import Lower
 from django.urls import reverse
@@ -63,7 +63,7 @@ def hash_token(raw: str) -> str:
     return hashlib.sha256(raw.encode()).hexdigest()
 
 
-class ApiTokenQuerySet(models.QuerySet):
+class ApiTokenQuerySet(models.QuerySet["ApiToken"]):
     def active(self) -> ApiTokenQuerySet:
         return self.filter(revoked_at__isnull=True)
 
@@ -115,10 +115,12 @@ class Team(models.Model):
         User, on_delete=models.SET_NULL, null=True, blank=True, related_name="+", verbose_name=_("created by")
     )
     created_at = models.DateTimeField(_("created"), default=timezone.now)
-    members = models.ManyToManyField(User, through="TeamMembership", related_name="teams")
+    members: models.ManyToManyField[User, TeamMembership] = models.ManyToManyField(
+        User, through="TeamMembership", related_name="teams"
+    )
 
     class Meta:
-        ordering = [Lower("name")]
+        ordering = [Lower("name")]  # type: ignore[list-item]  # Django orders by expressions; the stubs say str
         constraints = [
             models.UniqueConstraint(
                 Lower("name"),
@@ -134,15 +136,15 @@ class Team(models.Model):
         # Its public page, which the leaderboard serves (it lists the team's public submissions).
         return reverse("leaderboard:team", args=[self.slug])
 
-    def membership_of(self, user) -> TeamMembership | None:
+    def membership_of(self, user: User | AnonymousUser) -> TeamMembership | None:
         if not user.is_authenticated:
             return None
         return self.memberships.filter(user=user).first()
 
-    def has_member(self, user) -> bool:
+    def has_member(self, user: User | AnonymousUser) -> bool:
         return user.is_authenticated and self.memberships.filter(user=user).exists()
 
-    def is_owner(self, user) -> bool:
+    def is_owner(self, user: User | AnonymousUser) -> bool:
         return (
             user.is_authenticated
             and self.memberships.filter(user=user, role=TeamMembership.Role.OWNER).exists()
@@ -177,7 +179,7 @@ class TeamMembership(models.Model):
         self.save(update_fields=["role"])
 
 
-class TeamInvitationQuerySet(models.QuerySet):
+class TeamInvitationQuerySet(models.QuerySet["TeamInvitation"]):
     def pending(self, now: datetime | None = None) -> TeamInvitationQuerySet:
         """Links that would still let someone in: not used, not revoked, not expired."""
         return self.filter(

@@ -1,12 +1,19 @@
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from django.contrib.auth import views as auth_views
 from django.urls import path, reverse_lazy
 
 from termite_site.accounts import views
 
+if TYPE_CHECKING:
+    from django_stubs_ext import StrPromise
+
 app_name = "accounts"
 
 
-def _done(name: str):
+def _done(name: str) -> StrPromise:
     return reverse_lazy(f"accounts:{name}")
 
 

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
@@ -17,10 +19,16 @@ from termite_site import ratelimit
 from termite_site.accounts import services
 from termite_site.accounts.confirmation import LinkState, read_token
 from termite_site.accounts.forms import ApiTokenForm, LoginForm, ProfileForm, SignupForm, TeamForm
+from termite_site.accounts.http import AuthenticatedHttpRequest
 from termite_site.accounts.models import Team, TeamMembership
 
+if TYPE_CHECKING:  # generic in django-stubs only
+    _LoginViewBase = auth_views.LoginView[LoginForm]
+else:
+    _LoginViewBase = auth_views.LoginView
 
-class LoginView(auth_views.LoginView):
+
+class LoginView(_LoginViewBase):
     """Django's login, refusing with 429 once an address or an account has made too many attempts."""
 
     form_class = LoginForm
@@ -64,7 +72,7 @@ def signup(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
-def profile(request: HttpRequest) -> HttpResponse:
+def profile(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = ProfileForm(request.POST or None, user=request.user)
     status = 200
     if request.method == "POST" and form.is_valid():
@@ -90,7 +98,7 @@ def profile(request: HttpRequest) -> HttpResponse:
     return _render_profile(request, status=status, profile_form=form)
 
 
-def _render_profile(request: HttpRequest, *, status: int = 200, **context) -> HttpResponse:
+def _render_profile(request: AuthenticatedHttpRequest, *, status: int = 200, **context: Any) -> HttpResponse:
     context.setdefault("profile_form", ProfileForm(user=request.user))
     context.setdefault("token_form", ApiTokenForm())
     context["tokens"] = request.user.api_tokens.all()
@@ -104,7 +112,7 @@ def _site_url(request: HttpRequest) -> str:
 
 @login_required
 @require_POST
-def email_confirmation_resend(request: HttpRequest) -> HttpResponse:
+def email_confirmation_resend(request: AuthenticatedHttpRequest) -> HttpResponse:
     if request.user.email_confirmed:
         messages.info(request, _("Your e-mail address is already confirmed."))
     else:
@@ -139,7 +147,7 @@ def email_confirm(request: HttpRequest, token: str) -> HttpResponse:
 
 @login_required
 @require_POST
-def token_create(request: HttpRequest) -> HttpResponse:
+def token_create(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = ApiTokenForm(request.POST)
     if not form.is_valid():
         return _render_profile(request, token_form=form)
@@ -150,7 +158,7 @@ def token_create(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_POST
-def token_revoke(request: HttpRequest, token_id: int) -> HttpResponse:
+def token_revoke(request: AuthenticatedHttpRequest, token_id: int) -> HttpResponse:
     token = get_object_or_404(request.user.api_tokens, pk=token_id)
     token.revoke()
     messages.success(request, _("Token “%(name)s” was revoked.") % {"name": token.name})
@@ -162,7 +170,7 @@ def token_revoke(request: HttpRequest, token_id: int) -> HttpResponse:
 
 
 @login_required
-def team_list(request: HttpRequest) -> HttpResponse:
+def team_list(request: AuthenticatedHttpRequest) -> HttpResponse:
     """Your teams, and a new one."""
     form = TeamForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
@@ -187,13 +195,13 @@ def _team_of_member(request: HttpRequest, slug: str) -> tuple[Team, TeamMembersh
 
 
 @login_required
-def team_detail(request: HttpRequest, slug: str) -> HttpResponse:
+def team_detail(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     team, membership = _team_of_member(request, slug)
     return _render_team(request, team, membership)
 
 
 def _render_team(
-    request: HttpRequest, team: Team, membership: TeamMembership, *, status: int = 200, **context
+    request: HttpRequest, team: Team, membership: TeamMembership, *, status: int = 200, **context: Any
 ) -> HttpResponse:
     context.setdefault("rename_form", TeamForm(initial={"name": team.name}, team=team))
     context.update(
@@ -212,7 +220,7 @@ def _render_team(
 
 @login_required
 @require_POST
-def team_rename(request: HttpRequest, slug: str) -> HttpResponse:
+def team_rename(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     team, membership = _team_of_member(request, slug)
     form = TeamForm(request.POST, team=team)
     if form.is_valid():
@@ -229,7 +237,7 @@ def team_rename(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 @require_POST
-def team_invitation_create(request: HttpRequest, slug: str) -> HttpResponse:
+def team_invitation_create(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     team, membership = _team_of_member(request, slug)
     _invitation, raw = services.team_invitation_create(team=team, by=request.user)
     link = request.build_absolute_uri(reverse("accounts:team_join", args=[raw]))
@@ -239,7 +247,7 @@ def team_invitation_create(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 @require_POST
-def team_invitation_revoke(request: HttpRequest, slug: str, invitation_id: int) -> HttpResponse:
+def team_invitation_revoke(request: AuthenticatedHttpRequest, slug: str, invitation_id: int) -> HttpResponse:
     team, _membership = _team_of_member(request, slug)
     invitation = get_object_or_404(team.invitations, pk=invitation_id)
     services.team_invitation_revoke(invitation=invitation, by=request.user)
@@ -249,7 +257,7 @@ def team_invitation_revoke(request: HttpRequest, slug: str, invitation_id: int) 
 
 @login_required
 @require_POST
-def team_member_remove(request: HttpRequest, slug: str, user_id: int) -> HttpResponse:
+def team_member_remove(request: AuthenticatedHttpRequest, slug: str, user_id: int) -> HttpResponse:
     team, _membership = _team_of_member(request, slug)
     member = get_object_or_404(team.members, pk=user_id)
     try:
@@ -266,7 +274,7 @@ def team_member_remove(request: HttpRequest, slug: str, user_id: int) -> HttpRes
 
 @login_required
 @require_POST
-def team_member_make_owner(request: HttpRequest, slug: str, user_id: int) -> HttpResponse:
+def team_member_make_owner(request: AuthenticatedHttpRequest, slug: str, user_id: int) -> HttpResponse:
     team, _membership = _team_of_member(request, slug)
     member = get_object_or_404(team.members, pk=user_id)
     services.team_member_make_owner(team=team, user=member, by=request.user)
@@ -278,7 +286,7 @@ def team_member_make_owner(request: HttpRequest, slug: str, user_id: int) -> Htt
 
 @login_required
 @require_POST
-def team_leave(request: HttpRequest, slug: str) -> HttpResponse:
+def team_leave(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     team, _membership = _team_of_member(request, slug)
     try:
         services.team_leave(team=team, user=request.user)
@@ -294,7 +302,7 @@ _REFUSAL_STATUS = {"unknown": 404, "member": 409, "revoked": 410, "used": 410, "
 
 
 @login_required
-def team_join(request: HttpRequest, token: str) -> HttpResponse:
+def team_join(request: AuthenticatedHttpRequest, token: str) -> HttpResponse:
     """An invitation link: GET says which team it is for, POST joins it (a link opened by a mail
     client's preview must not join anyone)."""
     try:
