@@ -1,24 +1,40 @@
 """The Django admin for the benchmark store. Gold is never listed, shown or editable here."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from django.contrib import admin
+from django.http import HttpRequest
 
 from evaluation.models import BenchmarkVersion, Database, Question, ValidationReport
 
+# django-stubs makes ModelAdmin generic in its model; Django's takes no type argument.
+if TYPE_CHECKING:
+    _BenchmarkVersionAdminBase = admin.ModelAdmin[BenchmarkVersion]
+    _DatabaseAdminBase = admin.ModelAdmin[Database]
+    _QuestionAdminBase = admin.ModelAdmin[Question]
+    _ValidationReportAdminBase = admin.ModelAdmin[ValidationReport]
+else:
+    _BenchmarkVersionAdminBase = _DatabaseAdminBase = _QuestionAdminBase = _ValidationReportAdminBase = (
+        admin.ModelAdmin
+    )
+
 
 @admin.register(BenchmarkVersion)
-class BenchmarkVersionAdmin(admin.ModelAdmin):
+class BenchmarkVersionAdmin(_BenchmarkVersionAdminBase):
     list_display = ("__str__", "status", "created_at", "published_at")
     list_filter = ("status",)
     # What participants see is set on the staff version page, through the service that applies its rules.
     readonly_fields = ("source_sha256", "created_at", "published_at", "derived_from", "participants_see")
 
-    def has_change_permission(self, request, obj=None):
+    def has_change_permission(self, request: HttpRequest, obj: BenchmarkVersion | None = None) -> bool:
         # Published versions are frozen: a fix is a new draft (staff pages), never an edit.
         return obj is None or not obj.is_published
 
 
 @admin.register(Database)
-class DatabaseAdmin(admin.ModelAdmin):
+class DatabaseAdmin(_DatabaseAdminBase):
     list_display = (
         "slug",
         "display_name",
@@ -39,12 +55,12 @@ class DatabaseAdmin(admin.ModelAdmin):
         "sqlite_schema",
     )
 
-    def has_change_permission(self, request, obj=None):
+    def has_change_permission(self, request: HttpRequest, obj: Database | None = None) -> bool:
         return obj is None or not obj.version.is_published
 
 
 @admin.register(Question)
-class QuestionAdmin(admin.ModelAdmin):
+class QuestionAdmin(_QuestionAdminBase):
     list_display = ("public_id", "version", "hardness", "status")
     list_filter = ("version", "hardness", "status")
     search_fields = ("public_id", "text")
@@ -61,14 +77,14 @@ class QuestionAdmin(admin.ModelAdmin):
     )
     readonly_fields = ("public_id", "version", "database", "position", "hardness", "problems")
 
-    def has_change_permission(self, request, obj=None):
+    def has_change_permission(self, request: HttpRequest, obj: Question | None = None) -> bool:
         return obj is None or not obj.version.is_published
 
-    def has_add_permission(self, request):
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
 
 @admin.register(ValidationReport)
-class ValidationReportAdmin(admin.ModelAdmin):
+class ValidationReportAdmin(_ValidationReportAdminBase):
     list_display = ("title", "version", "created_at")
     readonly_fields = ("version", "created_at", "title", "data", "text")

@@ -21,6 +21,7 @@ from evaluation.models import BenchmarkVersion, Erratum, Question
 from evaluation.selectors import drafts_descending_from
 from evaluation.services import errata_apply
 from termite_site import ratelimit
+from termite_site.accounts.models import User
 
 
 class TooManyReports(Exception):
@@ -31,7 +32,7 @@ class ErratumResolvedError(ValueError):
     """Staff answered this erratum already."""
 
 
-def erratum_report(*, reporter, question: Question, description: str) -> Erratum:
+def erratum_report(*, reporter: User, question: Question, description: str) -> Erratum:
     """File a report that `question` is wrong (its version checked by the form: one the reporter may see).
 
     Only reports that reach this point count towards TERMITE_ERRATA_LIMIT_PER_DAY: a form sent back for a
@@ -43,7 +44,7 @@ def erratum_report(*, reporter, question: Question, description: str) -> Erratum
     return Erratum.objects.create(question=question, reporter=reporter, description=description.strip())
 
 
-def erratum_accept(*, erratum: Erratum, by, public_reason: str) -> list[BenchmarkVersion]:
+def erratum_accept(*, erratum: Erratum, by: User, public_reason: str) -> list[BenchmarkVersion]:
     """Accept the erratum with a reason everyone sees; returns the drafts that now exclude its question."""
     with transaction.atomic():
         erratum = _open_for_update(erratum)
@@ -55,7 +56,7 @@ def erratum_accept(*, erratum: Erratum, by, public_reason: str) -> list[Benchmar
         ]
 
 
-def erratum_decline(*, erratum: Erratum, by, staff_reason: str) -> Erratum:
+def erratum_decline(*, erratum: Erratum, by: User, staff_reason: str) -> Erratum:
     """Decline the erratum with a reason only its reporter (and staff) see."""
     with transaction.atomic():
         erratum = _open_for_update(erratum)

@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+from typing import Any, cast
+
 from django import forms
+from django.contrib.auth.models import AnonymousUser
 from django.utils.translation import gettext_lazy as _
 
 from evaluation.models import (
@@ -13,16 +16,17 @@ from evaluation.models import (
     SchemaShown,
 )
 from evaluation.sources import MAX_ARCHIVE_BYTES, MAX_DUMP_BYTES, MAX_QUESTIONS_BYTES
+from termite_site.accounts.models import User
 
 
 class CappedFileField(forms.FileField):
     """A file field that refuses uploads over a size, before anything reads them."""
 
-    def __init__(self, *, max_bytes: int, **kwargs):
+    def __init__(self, *, max_bytes: int, **kwargs: Any) -> None:
         self.max_bytes = max_bytes
         super().__init__(**kwargs)
 
-    def clean(self, data, initial=None):
+    def clean(self, data: Any, initial: Any | None = None) -> Any:
         upload = super().clean(data, initial)
         if upload and upload.size > self.max_bytes:
             raise forms.ValidationError(
@@ -45,7 +49,7 @@ class DraftVersionForm(forms.Form):
     )
 
     def clean_label(self) -> str:
-        label = self.cleaned_data["label"]
+        label: str = self.cleaned_data["label"]
         if BenchmarkVersion.objects.filter(label=label).exists():
             raise forms.ValidationError(_("A version with this label already exists."))
         return label
@@ -104,8 +108,8 @@ class ExcludeQuestionForm(forms.Form):
     # The staff page to return to (the version's, or a database's schema page).
     next = forms.CharField(required=False, max_length=300)
 
-    def clean(self):
-        cleaned = super().clean()
+    def clean(self) -> dict[str, Any]:
+        cleaned = cast(dict[str, Any], super().clean())  # Form.clean gives cleaned_data, never None
         if cleaned.get("excluded") and not cleaned.get("reason", "").strip():
             self.add_error("reason", _("Say why the question is excluded."))
         return cleaned
@@ -148,10 +152,11 @@ class ErratumForm(forms.Form):
         help_text=_("Only you and the staff read this; the errata page lists the question id alone."),
     )
 
-    def __init__(self, *args, user, **kwargs):
+    def __init__(self, *args: Any, user: User | AnonymousUser, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         versions = BenchmarkVersion.objects.all() if user.is_staff else BenchmarkVersion.objects.published()
-        self.fields["version"].queryset = versions.order_by("-published_at", "-created_at")
+        version_field = cast("forms.ModelChoiceField[BenchmarkVersion]", self.fields["version"])
+        version_field.queryset = versions.order_by("-published_at", "-created_at")
         self.fields["version"].initial = BenchmarkVersion.objects.latest_published()
 
     def clean_version(self) -> BenchmarkVersion | None:
@@ -160,8 +165,8 @@ class ErratumForm(forms.Form):
             raise forms.ValidationError(_("No version is published yet."))
         return version
 
-    def clean(self):
-        cleaned = super().clean()
+    def clean(self) -> dict[str, Any]:
+        cleaned = cast(dict[str, Any], super().clean())  # Form.clean gives cleaned_data, never None
         version, public_id = cleaned.get("version"), cleaned.get("question_id")
         if version is not None and public_id:
             question = version.questions.filter(public_id=public_id).first()

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, cast
 
 from django.conf import settings
 from django.core.validators import RegexValidator
@@ -11,6 +12,7 @@ from django.utils.translation import gettext_lazy as _
 
 from evaluation.gold import decrypt_gold
 from evaluation.scoring.vocabulary import DIALECT_NAMES, DIALECTS, HARDNESS_LEVELS
+from termite_site.accounts.models import User
 
 LABEL_VALIDATOR = RegexValidator(
     r"^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$", _("Use letters, digits, dots, dashes or underscores.")
@@ -22,12 +24,12 @@ SLUG_VALIDATOR = RegexValidator(
 
 # The choices of the shared vocabulary (evaluation/scoring/vocabulary.py), with the labels pages show.
 _HARDNESS_LABELS = {"easy": _("easy"), "medium": _("medium"), "hard": _("hard"), "extra": _("extra hard")}
-Hardness = models.TextChoices(
+Hardness = models.TextChoices(  # type: ignore[call-overload]  # the stubs lack labelled members and `module`
     "Hardness",
     [(level.upper(), (level, _HARDNESS_LABELS[level])) for level in HARDNESS_LEVELS],
     module=__name__,
 )
-Dialect = models.TextChoices(
+Dialect = models.TextChoices(  # type: ignore[call-overload]  # the stubs lack labelled members and `module`
     "Dialect", [(dialect.upper(), (dialect, DIALECT_NAMES[dialect])) for dialect in DIALECTS], module=__name__
 )
 
@@ -62,7 +64,7 @@ class ParticipantsSee(models.TextChoices):
     SCHEMA_AND_DATA = "schema-and-data", _("the schema and the data")
 
 
-class BenchmarkVersionQuerySet(models.QuerySet):
+class BenchmarkVersionQuerySet(models.QuerySet["BenchmarkVersion"]):
     def published(self) -> BenchmarkVersionQuerySet:
         return self.filter(status=BenchmarkVersion.Status.PUBLISHED)
 
@@ -130,7 +132,8 @@ class BenchmarkVersion(models.Model):
         """This version, then the version it derives from, and so on to the first."""
         versions = [self]
         while versions[-1].derived_from_id is not None:
-            versions.append(versions[-1].derived_from)
+            # derived_from_id is set, so derived_from is a version.
+            versions.append(cast(BenchmarkVersion, versions[-1].derived_from))
         return versions
 
     def set_private_breakdowns(self, shown: bool) -> None:
@@ -225,8 +228,11 @@ class Database(models.Model):
         return self.authors_sqlite_schema if self.shows_authors_schema else self.sqlite_schema
 
     @property
-    def shown_schema_shape(self) -> list:
-        return self.authors_schema_shape if self.shows_authors_schema else self.schema_shape
+    def shown_schema_shape(self) -> list[dict[str, Any]]:
+        shape: list[dict[str, Any]] = (
+            self.authors_schema_shape if self.shows_authors_schema else self.schema_shape
+        )
+        return shape
 
     @property
     def renames_authors_schema(self) -> bool:
@@ -264,7 +270,7 @@ class NeighbourDatabase(models.Model):
         return StoredDatabase.cache_path(self.sqlite_sha256)
 
 
-class QuestionQuerySet(models.QuerySet):
+class QuestionQuerySet(models.QuerySet["Question"]):
     def scored(self) -> QuestionQuerySet:
         return self.filter(status=Question.Status.VALID)
 
@@ -331,7 +337,7 @@ class ValidationReport(models.Model):
         return self.title
 
 
-class ErratumQuerySet(models.QuerySet):
+class ErratumQuerySet(models.QuerySet["Erratum"]):
     def open(self) -> ErratumQuerySet:
         return self.filter(status=Erratum.Status.OPEN)
 
@@ -387,13 +393,13 @@ class Erratum(models.Model):
             return self.staff_reason
         return ""
 
-    def accept(self, *, by, public_reason: str) -> None:
+    def accept(self, *, by: User, public_reason: str) -> None:
         self._resolve(self.Status.ACCEPTED, by=by, public_reason=public_reason.strip())
 
-    def decline(self, *, by, staff_reason: str) -> None:
+    def decline(self, *, by: User, staff_reason: str) -> None:
         self._resolve(self.Status.DECLINED, by=by, staff_reason=staff_reason.strip())
 
-    def _resolve(self, status: str, *, by, **reason: str) -> None:
+    def _resolve(self, status: str, *, by: User, **reason: str) -> None:
         self.status = status
         self.resolved_at = timezone.now()
         self.resolved_by = by

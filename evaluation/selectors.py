@@ -4,14 +4,17 @@ import math
 from collections import Counter
 from dataclasses import dataclass
 from datetime import date, datetime
+from typing import cast
 
+from django.contrib.auth.models import AnonymousUser
 from django.db.models import Count, Min, Q
 from django.http import Http404
 
 from evaluation.models import BenchmarkVersion, Database, Erratum, Hardness, Question, SchemaShown
+from termite_site.accounts.models import User
 
 
-def visible_versions(*, user) -> list[BenchmarkVersion]:
+def visible_versions(*, user: User | AnonymousUser) -> list[BenchmarkVersion]:
     """Published versions for everyone; drafts too for staff."""
     versions = BenchmarkVersion.objects.all() if user.is_staff else BenchmarkVersion.objects.published()
     return list(
@@ -19,7 +22,7 @@ def visible_versions(*, user) -> list[BenchmarkVersion]:
     )
 
 
-def version_for(*, user, label: str) -> BenchmarkVersion:
+def version_for(*, user: User | AnonymousUser, label: str) -> BenchmarkVersion:
     version = BenchmarkVersion.objects.filter(label=label).first()
     if version is None or not (version.is_published or user.is_staff):
         raise Http404("No such benchmark version.")
@@ -78,8 +81,8 @@ def changelog_versions() -> list[BenchmarkVersion]:
     renamed = renamed_schemas(versions=versions)
     exclusions = excluded_questions(versions=versions)
     for version in versions:
-        version.renamed_schemas = renamed.get(version.pk, [])
-        version.exclusions = exclusions.get(version.pk, [])
+        version.renamed_schemas = renamed.get(version.pk, [])  # type: ignore[attr-defined]  # for the template
+        version.exclusions = exclusions.get(version.pk, [])  # type: ignore[attr-defined]  # for the template
     return versions
 
 
@@ -148,7 +151,7 @@ def errata_public() -> list[PublicErratum]:
     ]
 
 
-def errata_of(*, reporter) -> list[Erratum]:
+def errata_of(*, reporter: User) -> list[Erratum]:
     """The reporter's own errata, newest first."""
     return list(reporter.errata.select_related("question__version"))
 
@@ -188,7 +191,8 @@ def errata_to_carry(*, source: BenchmarkVersion) -> list[Erratum]:
         erratum
         for erratum in errata.order_by("resolved_at", "pk")
         if all(
-            version.published_at is not None and version.published_at <= erratum.resolved_at
+            # An accepted erratum is resolved, so it has its time.
+            version.published_at is not None and version.published_at <= cast(datetime, erratum.resolved_at)
             for version in lineage[: position[erratum.question.version_id] + 1]
         )
     ]

@@ -27,6 +27,7 @@ from evaluation.forms import (
 from evaluation.models import BenchmarkVersion, Database, Erratum, Question, ValidationReport
 from evaluation.selectors import database_summaries, questions_with_open_errata
 from evaluation.sources import SourceError, database_source_from_files
+from termite_site.accounts.http import AuthenticatedHttpRequest
 from termite_site.decorators import staff_required
 
 
@@ -35,7 +36,11 @@ def _reference_url() -> str | None:
 
 
 def _render_home(
-    request: HttpRequest, *, draft_form=None, import_form=None, status: int = 200
+    request: HttpRequest,
+    *,
+    draft_form: DraftVersionForm | None = None,
+    import_form: ImportArchiveForm | None = None,
+    status: int = 200,
 ) -> HttpResponse:
     context = {
         "versions": BenchmarkVersion.objects.all(),
@@ -48,7 +53,7 @@ def _render_home(
 
 
 @staff_required
-def home(request: HttpRequest) -> HttpResponse:
+def home(request: AuthenticatedHttpRequest) -> HttpResponse:
     draft_form = DraftVersionForm(request.POST or None, prefix="draft")
     if request.method == "POST" and draft_form.is_valid():
         try:
@@ -63,7 +68,7 @@ def home(request: HttpRequest) -> HttpResponse:
 
 @staff_required
 @require_POST
-def import_archive(request: HttpRequest) -> HttpResponse:
+def import_archive(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = ImportArchiveForm(request.POST, request.FILES, prefix="import")
     if not form.is_valid():
         return _render_home(request, import_form=form, status=400)
@@ -95,7 +100,7 @@ def import_archive(request: HttpRequest) -> HttpResponse:
 
 
 @staff_required
-def version(request: HttpRequest, label: str) -> HttpResponse:
+def version(request: AuthenticatedHttpRequest, label: str) -> HttpResponse:
     version = get_object_or_404(BenchmarkVersion, label=label)
     questions = version.questions.select_related("database").order_by("database__slug", "position")
     return render(
@@ -112,7 +117,7 @@ def version(request: HttpRequest, label: str) -> HttpResponse:
 
 
 @staff_required
-def database_add(request: HttpRequest, label: str) -> HttpResponse:
+def database_add(request: AuthenticatedHttpRequest, label: str) -> HttpResponse:
     version = get_object_or_404(BenchmarkVersion, label=label)
     form = AddDatabaseForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
@@ -144,14 +149,14 @@ def database_add(request: HttpRequest, label: str) -> HttpResponse:
 
 
 @staff_required
-def report(request: HttpRequest, pk: int) -> HttpResponse:
+def report(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     report = get_object_or_404(ValidationReport.objects.select_related("version"), pk=pk)
     return render(request, "evaluation/staff/report.html", {"report": report, "version": report.version})
 
 
 @staff_required
 @require_POST
-def publish(request: HttpRequest, label: str) -> HttpResponse:
+def publish(request: AuthenticatedHttpRequest, label: str) -> HttpResponse:
     version = get_object_or_404(BenchmarkVersion, label=label)
     try:
         services.version_publish(version=version, carry_submissions=request.POST.get("carry") == "on")
@@ -164,7 +169,7 @@ def publish(request: HttpRequest, label: str) -> HttpResponse:
 
 @staff_required
 @require_POST
-def version_feedback(request: HttpRequest, label: str) -> HttpResponse:
+def version_feedback(request: AuthenticatedHttpRequest, label: str) -> HttpResponse:
     """Open or close the breakdowns of private submissions: a feedback rule, so published versions too."""
     version = get_object_or_404(BenchmarkVersion, label=label)
     shown = request.POST.get("private_breakdowns") == "on"
@@ -183,12 +188,12 @@ def version_feedback(request: HttpRequest, label: str) -> HttpResponse:
 
 @staff_required
 @require_POST
-def version_participants_see(request: HttpRequest, label: str) -> HttpResponse:
+def version_participants_see(request: AuthenticatedHttpRequest, label: str) -> HttpResponse:
     """What participants see of each database: on a published version it may widen to the data, no more."""
     version = get_object_or_404(BenchmarkVersion, label=label)
     form = ParticipantsSeeForm(request.POST)
     if not form.is_valid():
-        messages.error(request, "; ".join(e for errors in form.errors.values() for e in errors))
+        messages.error(request, "; ".join(str(e) for errors in form.errors.values() for e in errors))
         return redirect("staff:version", label=version.label)
     try:
         version = services.version_set_participants_see(
@@ -207,11 +212,11 @@ def version_participants_see(request: HttpRequest, label: str) -> HttpResponse:
 
 @staff_required
 @require_POST
-def question_exclusion(request: HttpRequest, pk: int) -> HttpResponse:
+def question_exclusion(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     question = get_object_or_404(Question.objects.select_related("version"), pk=pk)
     form = ExcludeQuestionForm(request.POST)
     if not form.is_valid():
-        messages.error(request, "; ".join(e for errors in form.errors.values() for e in errors))
+        messages.error(request, "; ".join(str(e) for errors in form.errors.values() for e in errors))
     else:
         try:
             services.question_set_excluded(
@@ -226,7 +231,7 @@ def question_exclusion(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @staff_required
-def database_schema(request: HttpRequest, label: str, slug: str) -> HttpResponse:
+def database_schema(request: AuthenticatedHttpRequest, label: str, slug: str) -> HttpResponse:
     """Which schema participants see of one database: the choice, every difference, the gold it affects."""
     database = get_object_or_404(Database.objects.select_related("version"), version__label=label, slug=slug)
     form = SchemaShownForm(request.POST or None, initial={"shown": database.schema_shown})
@@ -252,12 +257,12 @@ def database_schema(request: HttpRequest, label: str, slug: str) -> HttpResponse
 
 
 @staff_required
-def errata_open(request: HttpRequest) -> HttpResponse:
+def errata_open(request: AuthenticatedHttpRequest) -> HttpResponse:
     return render(request, "evaluation/staff/errata.html", {"questions": questions_with_open_errata()})
 
 
 @staff_required
-def question_errata(request: HttpRequest, pk: int) -> HttpResponse:
+def question_errata(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     """One question's errata, with what staff need to judge them: its gold and its validation findings."""
     question = get_object_or_404(Question.objects.select_related("version", "database"), pk=pk)
     context = {
@@ -275,12 +280,12 @@ def question_errata(request: HttpRequest, pk: int) -> HttpResponse:
 
 @staff_required
 @require_POST
-def erratum_resolve(request: HttpRequest, pk: int) -> HttpResponse:
+def erratum_resolve(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     erratum = get_object_or_404(Erratum.objects.select_related("question__version"), pk=pk)
     question = erratum.question
     form = ErratumResolveForm(request.POST)
     if not form.is_valid():
-        messages.error(request, "; ".join(e for errors in form.errors.values() for e in errors))
+        messages.error(request, "; ".join(str(e) for errors in form.errors.values() for e in errors))
         return redirect("staff:question_errata", pk=question.pk)
     reason = form.cleaned_data["reason"]
     try:

@@ -10,11 +10,12 @@ from django.views.decorators.http import require_GET
 from evaluation import errata, selectors
 from evaluation.bundle import build_bundle, bundle_filename
 from evaluation.forms import ErratumForm
+from termite_site.accounts.http import AuthenticatedHttpRequest
 
 
 @require_GET
 @login_required
-def version_list(request: HttpRequest) -> HttpResponse:
+def version_list(request: AuthenticatedHttpRequest) -> HttpResponse:
     return render(
         request, "evaluation/version_list.html", {"versions": selectors.visible_versions(user=request.user)}
     )
@@ -22,7 +23,7 @@ def version_list(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 @login_required
-def version_detail(request: HttpRequest, label: str) -> HttpResponse:
+def version_detail(request: AuthenticatedHttpRequest, label: str) -> HttpResponse:
     version = selectors.version_for(user=request.user, label=label)
     context = {
         "version": version,
@@ -34,7 +35,7 @@ def version_detail(request: HttpRequest, label: str) -> HttpResponse:
 
 @require_GET
 @login_required
-def database_detail(request: HttpRequest, label: str, slug: str) -> HttpResponse:
+def database_detail(request: AuthenticatedHttpRequest, label: str, slug: str) -> HttpResponse:
     version = selectors.version_for(user=request.user, label=label)
     database = get_object_or_404(version.databases, slug=slug)
     questions = database.questions.order_by("position")
@@ -47,7 +48,7 @@ def database_detail(request: HttpRequest, label: str, slug: str) -> HttpResponse
 
 @require_GET
 @login_required
-def task_bundle(request: HttpRequest, label: str) -> HttpResponse:
+def task_bundle(request: AuthenticatedHttpRequest, label: str) -> HttpResponse:
     version = selectors.version_for(user=request.user, label=label)
     response = HttpResponse(build_bundle(version), content_type="application/zip")
     response["Content-Disposition"] = f'attachment; filename="{bundle_filename(version)}"'
@@ -61,7 +62,7 @@ def errata_list(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
-def erratum_new(request: HttpRequest) -> HttpResponse:
+def erratum_new(request: AuthenticatedHttpRequest) -> HttpResponse:
     # A link from a question (?version=LABEL&question_id=ID) fills the form in.
     form = ErratumForm(request.POST or None, user=request.user, initial=request.GET.dict())
     status = 200
@@ -87,7 +88,7 @@ def erratum_new(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 @login_required
-def errata_mine(request: HttpRequest) -> HttpResponse:
+def errata_mine(request: AuthenticatedHttpRequest) -> HttpResponse:
     return render(
         request, "evaluation/errata_mine.html", {"errata": selectors.errata_of(reporter=request.user)}
     )
