@@ -7,7 +7,7 @@ import io
 import json
 import zipfile
 
-from evaluation.models import BenchmarkVersion
+from evaluation.models import BenchmarkVersion, Database
 from evaluation.schemas import participant_dump
 from evaluation.scoring.schema_shape import from_json, spider_tables
 
@@ -86,7 +86,7 @@ def build_bundle(version: BenchmarkVersion) -> bytes:
     return buffer.getvalue()
 
 
-def _renamed_note(databases: list) -> str:
+def _renamed_note(databases: list[Database]) -> str:
     renamed = [database.slug for database in databases if database.renames_authors_schema]
     if not renamed:
         return ""

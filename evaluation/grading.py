@@ -6,25 +6,26 @@ import logging
 from collections import OrderedDict
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 
 from evaluation.database_cache import local_copy
 from evaluation.models import BenchmarkVersion, Question
 from evaluation.scoring.sandbox import Limits
-from evaluation.scoring.score import GoldQuestion, ScoreReport, score_predictions
+from evaluation.scoring.score import GoldQuestion, GoldResult, ScoreReport, score_predictions
 
 logger = logging.getLogger(__name__)
 
 
-class _BoundedCache(OrderedDict):
+class _BoundedCache(OrderedDict[tuple[str, str, str], GoldResult]):
     """Gold results kept between submissions in one worker; the oldest go first beyond `limit` entries."""
 
-    def __init__(self, limit: int):
+    def __init__(self, limit: int) -> None:
         super().__init__()
         self.limit = limit
 
-    def __setitem__(self, key, value) -> None:
+    def __setitem__(self, key: tuple[str, str, str], value: GoldResult) -> None:
         super().__setitem__(key, value)
         if len(self) > self.limit:
             self.popitem(last=False)
@@ -109,7 +110,7 @@ def warm_gold_cache() -> list[str]:
     return warmed
 
 
-def outcome_rows(report: ScoreReport) -> list[dict]:
+def outcome_rows(report: ScoreReport) -> list[dict[str, Any]]:
     return [
         {
             "question_id": q.question_id,

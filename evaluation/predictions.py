@@ -15,6 +15,7 @@ import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
+from typing import cast
 
 from evaluation.text_lines import split_lines
 from termite_site.upload_caps import MAX_SQL_CHARS, MAX_UPLOAD_BYTES
@@ -89,7 +90,9 @@ def _decode(data: bytes, where: str) -> tuple[str | None, str | None]:
         return None, f"{where}: line {line}: not UTF-8 (byte {error.start})"
 
 
-def _read_jsonl(data: bytes, filename: str, questions_by_database) -> tuple[dict[str, str], list[str]]:
+def _read_jsonl(
+    data: bytes, filename: str, questions_by_database: Mapping[str, Sequence[str]]
+) -> tuple[dict[str, str], list[str]]:
     text, problem = _decode(data, filename)
     if problem:
         return {}, [problem]
@@ -97,7 +100,8 @@ def _read_jsonl(data: bytes, filename: str, questions_by_database) -> tuple[dict
     sql: dict[str, str] = {}
     first_line: dict[str, int] = {}
     errors: list[str] = []
-    for number, line in enumerate(split_lines(text), start=1):
+    # Without a problem, _decode gave the text.
+    for number, line in enumerate(split_lines(cast(str, text)), start=1):
         if len(errors) >= MAX_ERRORS:
             break
         if not line.strip():
@@ -141,7 +145,7 @@ def _read_jsonl(data: bytes, filename: str, questions_by_database) -> tuple[dict
 
 
 def _read_authors_zip(
-    data: bytes, filename: str, questions_by_database, *, max_unzipped_bytes: int
+    data: bytes, filename: str, questions_by_database: Mapping[str, Sequence[str]], *, max_unzipped_bytes: int
 ) -> tuple[dict[str, str], list[str]]:
     """The authors' layout: `<db>/predict.txt`, one `SQL<TAB>db` per line, lines in question order."""
     try:
@@ -193,7 +197,8 @@ def _read_authors_zip(
             errors.append(problem)
             continue
         ids = questions_by_database[db]
-        lines = [line for line in split_lines(text) if line.strip()]
+        # Without a problem, _decode gave the text.
+        lines = [line for line in split_lines(cast(str, text)) if line.strip()]
         if len(lines) > len(ids):
             errors.append(f"{where}: {len(lines)} lines, but {db} has {len(ids)} questions")
             continue

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from evaluation.schemas import SchemaForms
 from evaluation.scoring.suites import BuiltSuite
@@ -34,7 +35,7 @@ class PreparedDatabase:
     sqlite_sha256: str
     scored_schema: SchemaForms
     authors_schema: SchemaForms | None
-    tables: dict[str, dict]
+    tables: dict[str, dict[str, Any]]  # table -> {"columns": [names], "rows": count}
     # table -> column -> declared type, which transpiling needs to keep MySQL's comparison rules
     column_types: dict[str, dict[str, str]]
     findings: list[Finding] = field(default_factory=list)
@@ -70,7 +71,7 @@ class PreparedBenchmark:
     questions: list[PreparedQuestion]
     reference_checked: bool
 
-    def report(self) -> dict:
+    def report(self) -> dict[str, Any]:
         return {
             "reference_checked": self.reference_checked,
             "databases": [
@@ -102,7 +103,7 @@ class PreparedBenchmark:
         }
 
 
-def report_text(report: dict) -> str:
+def report_text(report: dict[str, Any]) -> str:
     """The report as the import commands print it and the staff pages show it."""
     lines = []
     questions = report["questions"]
@@ -121,7 +122,9 @@ def report_text(report: dict) -> str:
     return "\n".join(lines)
 
 
-def schema_report(*, shown: str, has_authors_dump: bool, differences: list[str], gaps: dict) -> dict:
+def schema_report(
+    *, shown: str, has_authors_dump: bool, differences: list[str], gaps: dict[str, list[str]]
+) -> dict[str, Any]:
     """Which schema participants see of a database, and what the other choice would change."""
     return {
         "shown": shown,
@@ -131,7 +134,7 @@ def schema_report(*, shown: str, has_authors_dump: bool, differences: list[str],
     }
 
 
-def schema_report_lines(schema: dict) -> list[str]:
+def schema_report_lines(schema: dict[str, Any]) -> list[str]:
     shown = "the authors' schema-only dump" if schema["shown"] == "authors" else "the scored database's"
     lines = [f"schema shown to participants: {shown}"]
     if not schema["authors_dump"]:
@@ -147,7 +150,7 @@ def schema_report_lines(schema: dict) -> list[str]:
     return lines
 
 
-def suite_report(suite: BuiltSuite | None) -> dict | None:
+def suite_report(suite: BuiltSuite | None) -> dict[str, Any] | None:
     """How a database's test suite was distilled, and what it tells apart, per question (counts only)."""
     if suite is None:
         return None
@@ -169,7 +172,7 @@ def suite_report(suite: BuiltSuite | None) -> dict | None:
     }
 
 
-def suite_report_lines(suite: dict | None) -> list[str]:
+def suite_report_lines(suite: dict[str, Any] | None) -> list[str]:
     if suite is None:
         return ["test suite: none (no scorable question, or suites switched off)"]
     questions = suite["questions"].values()

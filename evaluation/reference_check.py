@@ -16,7 +16,7 @@ from evaluation.scoring import fidelity
 from evaluation.scoring.compare import results_match
 from evaluation.scoring.functions import install_functions
 from evaluation.scoring.mysql_dump import DumpError
-from evaluation.scoring.reference import ReferenceQueryError, load_dump
+from evaluation.scoring.reference import ReferenceDatabase, ReferenceQueryError, load_dump
 from evaluation.sources import SourceError
 
 
@@ -42,7 +42,7 @@ def check_against_reference(
         _check_loose_group_by(questions, reference)
 
 
-def _compare_tables(database: PreparedDatabase, reference) -> None:
+def _compare_tables(database: PreparedDatabase, reference: ReferenceDatabase) -> None:
     uri = f"{database.sqlite_file.resolve().as_uri()}?mode=ro"
     with contextlib.closing(sqlite3.connect(uri, uri=True)) as conn:
         install_functions(conn)
@@ -63,7 +63,9 @@ def _compare_tables(database: PreparedDatabase, reference) -> None:
                 )
 
 
-def _compare_gold(database: PreparedDatabase, question: PreparedQuestion, reference) -> None:
+def _compare_gold(
+    database: PreparedDatabase, question: PreparedQuestion, reference: ReferenceDatabase
+) -> None:
     outcome = fidelity.compare_engines(database.sqlite_file, reference, question.source.gold_sql)
     if outcome.status == fidelity.FAILS_ON_REFERENCE:
         question.findings.append(
@@ -86,7 +88,7 @@ def _compare_gold(database: PreparedDatabase, question: PreparedQuestion, refere
 _ER_WRONG_FIELD_WITH_GROUP = 1055
 
 
-def _check_loose_group_by(questions: list[PreparedQuestion], reference) -> None:
+def _check_loose_group_by(questions: list[PreparedQuestion], reference: ReferenceDatabase) -> None:
     """Gold that only runs because MySQL's GROUP BY is loose: its result may pick any row of a group."""
     reference.run("SET SESSION sql_mode = CONCAT(@@sql_mode, ',ONLY_FULL_GROUP_BY')")
     for question in questions:

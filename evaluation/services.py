@@ -12,6 +12,8 @@ import tempfile
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
+from types import TracebackType
+from typing import Any, TypedDict
 
 from django.conf import settings
 from django.db import transaction
@@ -69,7 +71,12 @@ class ImportResult:
     report: ValidationReport | None
 
 
-def _suite_settings() -> dict:
+class _SuiteSettings(TypedDict):
+    suite_candidates: int
+    suite_seed: str
+
+
+def _suite_settings() -> _SuiteSettings:
     return {"suite_candidates": settings.TERMITE_SUITE_CANDIDATES, "suite_seed": settings.TERMITE_SUITE_SEED}
 
 
@@ -169,7 +176,7 @@ def database_add(
 
 def version_create_draft(
     *, label: str, name: str, notes: str = "", derived_from: BenchmarkVersion | None = None
-):
+) -> BenchmarkVersion:
     """A new draft, empty or holding a copy of another version's databases and questions. A copied
     database keeps the day it was added to the benchmark, and the draft what participants see of each
     database.
@@ -354,7 +361,7 @@ def database_schema_choose(*, database: Database, shown: str) -> ValidationRepor
             if problems != question.problems:
                 question.problems = problems
                 question.save(update_fields=["problems"])
-        data = {
+        data: dict[str, Any] = {
             "databases": [
                 {
                     "slug": database.slug,
@@ -398,7 +405,7 @@ class _installed_files:
     are removed on failure. The web host keeps its own copies, so the embedded mode never fetches one.
     """
 
-    def __init__(self, files: list[tuple[Path, str]]):
+    def __init__(self, files: list[tuple[Path, str]]) -> None:
         self.files = files  # (built file, its sha256)
         self.added: list[str] = []
 
@@ -422,7 +429,9 @@ class _installed_files:
                 content = path.read_bytes()
                 StoredDatabase.objects.create(sha256=sha256, content=content, size=len(content))
 
-    def __exit__(self, exc_type, exc, tb) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         if exc_type is not None:
             for sha256 in self.added:
                 database_cache.forget(sha256)
@@ -559,7 +568,7 @@ def _distil_stored(database: Database, workdir: Path, reference_url: str | None)
     )
 
 
-def _without_questions(report: dict | None) -> dict:
+def _without_questions(report: dict[str, Any] | None) -> dict[str, Any]:
     """A database's suite report; each question keeps its own part."""
     return {key: value for key, value in (report or {}).items() if key != "questions"}
 

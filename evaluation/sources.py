@@ -10,9 +10,11 @@ import hashlib
 import json
 import re
 import zipfile
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 import pyzipper
 
@@ -123,7 +125,7 @@ def read_termite_archive(path: Path, password: str) -> BenchmarkSource:
     )
 
 
-def _newest_entry_date(entries) -> date | None:
+def _newest_entry_date(entries: Iterable[Any]) -> date | None:  # pyzipper's ZipInfo, untyped
     """The newest modification date among a zip's entries, from their headers (no content is read).
     A zip writer that sets no dates leaves 1980-01-01, the format's first day: that tells nothing."""
     dates = []
@@ -137,7 +139,7 @@ def _newest_entry_date(entries) -> date | None:
     return max(dates, default=None)
 
 
-def _parse_archive_questions(text: str, where: str) -> list[dict]:
+def _parse_archive_questions(text: str, where: str) -> list[dict[str, Any]]:
     try:
         items = json.loads(text)
     except json.JSONDecodeError as error:
@@ -157,7 +159,7 @@ def _parse_archive_questions(text: str, where: str) -> list[dict]:
     return items
 
 
-def _number_questions(items: list[dict]) -> list[QuestionSource]:
+def _number_questions(items: list[dict[str, Any]]) -> list[QuestionSource]:
     """Ids `<db>-<nnn>`: nnn is the 1-based position among that database's questions, in file order."""
     counters: dict[str, int] = {}
     questions = []

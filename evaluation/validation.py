@@ -39,9 +39,9 @@ def prepare_benchmark(
     """Build every database, check every gold query, then distil each database's test suite from
     `suite_candidates` neighbours (none when 0). Raises SourceError on unusable input."""
     known = {db.slug for db in source.databases}
-    for question in source.questions:
-        if question.db_slug not in known:
-            raise SourceError(f"question {question.public_id}: no database {question.db_slug!r}")
+    for given in source.questions:
+        if given.db_slug not in known:
+            raise SourceError(f"question {given.public_id}: no database {given.db_slug!r}")
     databases = [_build(db, workdir) for db in source.databases]
     by_slug = {db.source.slug: db for db in databases}
     questions = [_transpile(q, by_slug[q.db_slug]) for q in source.questions]
@@ -160,8 +160,8 @@ def _suspicious_expressions(gold_sql: str, source: str) -> list[Finding]:
                     "compares two constants (a quoted name where a column was meant?)",
                 )
             )
-    for node in tree.find_all(exp.AggFunc):
-        if isinstance(node.this, exp.Literal) and node.this.is_string:
+    for aggregate in tree.find_all(exp.AggFunc):
+        if isinstance(aggregate.this, exp.Literal) and aggregate.this.is_string:
             findings.append(Finding("gold_aggregates_a_string", "aggregates a quoted string, not a column"))
     return list(dict.fromkeys(findings))
 
