@@ -5,6 +5,8 @@ import tempfile
 from pathlib import Path
 
 from django.db import migrations, models
+from django.db.backends.base.schema import BaseDatabaseSchemaEditor
+from django.db.migrations.state import StateApps
 
 from evaluation.gold import decrypt_gold
 from evaluation.schemas import authors_schema, scored_schema
@@ -23,7 +25,7 @@ def _create_statements(dump: str, dialect: str) -> str:
     return "".join(f"{text};\n\n" for text in statements).rstrip("\n") + ("\n" if statements else "")
 
 
-def derive_schema_forms(apps, schema_editor):
+def derive_schema_forms(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
     """Databases imported before: `schema_sql` held the authors' schema-only dump when there was one,
     else the dump's CREATE TABLE statements."""
     Database = apps.get_model("evaluation", "Database")

@@ -2,10 +2,12 @@
 
 import django.utils.timezone
 from django.db import migrations, models
+from django.db.backends.base.schema import BaseDatabaseSchemaEditor
+from django.db.migrations.state import StateApps
 from django.utils import timezone
 
 
-def date_existing_databases(apps, schema_editor):
+def date_existing_databases(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
     """A database stored before this migration was added to the benchmark when its version was made,
     unless its version derives from one that holds a database of the same name: then it was carried over,
     and keeps that one's date. Versions in the order they were made, so a parent is dated first."""

@@ -7,11 +7,13 @@ from pathlib import Path
 import django.utils.timezone
 from django.conf import settings
 from django.db import migrations, models
+from django.db.backends.base.schema import BaseDatabaseSchemaEditor
+from django.db.migrations.state import StateApps
 
 logger = logging.getLogger(__name__)
 
 
-def store_existing_files(apps, schema_editor):
+def store_existing_files(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
     """Before this migration the copies lived only as files in the importing host's DATA_DIR/databases:
     store each one the store refers to, read from there and checked against its sha256. A copy that is
     missing or altered there is skipped with a warning; scoring on it fails clearly until it is imported

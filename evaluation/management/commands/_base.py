@@ -1,6 +1,8 @@
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand, CommandError
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from evaluation.models import BenchmarkVersion
 
@@ -11,7 +13,7 @@ class BenchmarkCommand(BaseCommand):
     Django gives every command a `--version` that prints Django's own version; these commands replace it.
     """
 
-    def create_parser(self, prog_name, subcommand, **kwargs):
+    def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> CommandParser:
         return super().create_parser(prog_name, subcommand, conflict_handler="resolve", **kwargs)
 
     @staticmethod

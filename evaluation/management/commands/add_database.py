@@ -2,8 +2,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
-from django.core.management.base import CommandError
+from django.core.management.base import CommandError, CommandParser
 
 from evaluation.management.commands._base import BenchmarkCommand
 from evaluation.scoring.vocabulary import DIALECTS
@@ -18,7 +19,7 @@ class Command(BenchmarkCommand):
         "validation report; nothing is stored if any input is bad."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--version", dest="label", required=True, help="Label of a draft version")
         parser.add_argument("--dump", type=Path, required=True, help="The database dump (.sql)")
         parser.add_argument("--questions", type=Path, required=True, help="Questions, JSONL")
@@ -27,7 +28,18 @@ class Command(BenchmarkCommand):
         parser.add_argument("--name", dest="display_name", help="Display name (default: the slug)")
         parser.add_argument("--dialect", choices=DIALECTS, default="mysql")
 
-    def handle(self, *args, label, dump, questions, schema, slug, display_name, dialect, **options):
+    def handle(
+        self,
+        *args: Any,
+        label: str,
+        dump: Path,
+        questions: Path,
+        schema: Path | None,
+        slug: str | None,
+        display_name: str | None,
+        dialect: str,
+        **options: Any,
+    ) -> None:
         version = self.version_named(label)
         try:
             database, question_sources = database_source_from_files(

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
-from django.core.management.base import CommandError
+from typing import Any
+
+from django.core.management.base import CommandError, CommandParser
 
 from evaluation.database_cache import databases_fetch
 from evaluation.management.commands._base import BenchmarkCommand
@@ -13,10 +15,10 @@ class Command(BenchmarkCommand):
         "does the same when it starts. Prints each copy and whether it was fetched."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--version", dest="label", help="Label of a benchmark version (default: all)")
 
-    def handle(self, *args, label=None, **options):
+    def handle(self, *args: Any, label: str | None = None, **options: Any) -> None:
         versions = [self.version_named(label)] if label else None
         copies = databases_fetch(versions=versions)
         for copy in copies:

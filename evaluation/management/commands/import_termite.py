@@ -4,9 +4,10 @@ import argparse
 import os
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.core.management.base import CommandError
+from django.core.management.base import CommandError, CommandParser
 
 from evaluation.gold import GoldKeyError
 from evaluation.management.commands._base import BenchmarkCommand
@@ -22,7 +23,7 @@ class Command(BenchmarkCommand):
         "validation report. Importing the same archive again changes nothing."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("archive", type=Path, help="Path to Termite.zip")
         parser.add_argument("--password", required=True, help="The archive's password")
         parser.add_argument("--version", dest="label", default="1.0", help="Version label (default 1.0)")
@@ -44,7 +45,7 @@ class Command(BenchmarkCommand):
 
     def handle(
         self,
-        *args,
+        *args: Any,
         archive: Path,
         password: str,
         label: str,
@@ -52,8 +53,8 @@ class Command(BenchmarkCommand):
         draft: bool,
         added_on: date | None,
         participants_see: str,
-        **options,
-    ):
+        **options: Any,
+    ) -> None:
         try:
             LABEL_VALIDATOR(label)
         except ValidationError:

@@ -1,3 +1,7 @@
+from __future__ import annotations
+
+from typing import Any
+
 from django.core.management.base import BaseCommand, CommandError
 
 from evaluation.gold import GoldKeyError
@@ -10,7 +14,7 @@ class Command(BaseCommand):
         "TERMITE_GOLD_KEY=NEW,OLD, run this, then drop OLD."
     )
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         try:
             count = gold_key_rotate()
         except GoldKeyError as error:

@@ -4,8 +4,9 @@ import io
 import json as _json
 import zipfile
 from pathlib import Path
+from typing import Any
 
-from django.core.management.base import CommandError
+from django.core.management.base import CommandError, CommandParser
 
 from evaluation.database_cache import DatabaseUnavailable
 from evaluation.grading import score_version
@@ -24,7 +25,7 @@ class Command(BenchmarkCommand):
         "database and overall, or with --json one JSON object. Exit 0 whenever scoring ran."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("predictions", type=Path)
         parser.add_argument(
             "--version", dest="label", help="Benchmark version (default: the latest published)"
@@ -40,14 +41,14 @@ class Command(BenchmarkCommand):
 
     def handle(
         self,
-        *args,
+        *args: Any,
         predictions: Path,
         label: str | None,
         dialect: str,
         json: bool,
         questions: bool,
-        **options,
-    ):
+        **options: Any,
+    ) -> None:
         if questions and not json:
             raise CommandError("--questions needs --json")
         version = self._version(label)
@@ -65,9 +66,9 @@ class Command(BenchmarkCommand):
             raise CommandError(str(error)) from None
         scores = report.as_dict()
         if json:
-            data: dict[str, object] = dict(scores)
+            output: dict[str, object] = dict(scores)
             if questions:
-                data["questions"] = [
+                output["questions"] = [
                     {
                         "question_id": score.question_id,
                         "outcome": score.outcome,
@@ -78,7 +79,7 @@ class Command(BenchmarkCommand):
                     }
                     for score in report.questions
                 ]
-            self.stdout.write(_json.dumps(data, indent=2))
+            self.stdout.write(_json.dumps(output, indent=2))
         else:
             self.stdout.write(_table(scores))
 

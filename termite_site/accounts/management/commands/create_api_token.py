@@ -1,9 +1,8 @@
 from __future__ import annotations
 
-from argparse import ArgumentParser
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from termite_site.accounts.models import User
 from termite_site.accounts.services import api_token_create
@@ -12,7 +11,7 @@ from termite_site.accounts.services import api_token_create
 class Command(BaseCommand):
     help = "Create an API token for a user and print it (it cannot be shown again)."
 
-    def add_arguments(self, parser: ArgumentParser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("username")
         parser.add_argument("--name", default="command line", help="A name to tell the token apart.")
 
