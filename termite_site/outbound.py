@@ -359,7 +359,7 @@ class _DeadlineReader(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]  # io passes only these
         self._sock.settimeout(_remaining(self._deadline))
         return self._sock.recv_into(buffer)
 

@@ -729,7 +729,6 @@ def install_functions(conn: sqlite3.Connection) -> None:
     columns (a copy cannot be read without them). Cheap: call it on every connection."""
     for name, arity, function in _FUNCTIONS:
         conn.create_function(name, arity, function, deterministic=True)
-    # typeshed's protocol for an aggregate allows a step of one argument only.
-    conn.create_aggregate("mysql_group_concat", -1, _GroupConcat)  # type: ignore[arg-type]
+    conn.create_aggregate("mysql_group_concat", -1, _GroupConcat)  # type: ignore[arg-type]  # typeshed: one-argument steps only
     for name, compare in _COLLATIONS:
         conn.create_collation(name, compare)

@@ -107,10 +107,10 @@ class _Rewriter:
             return
         # MySQL compares a date, datetime or time with a number as numbers (19900101, 235959).
         if _is_temporal(left_type) and all(t is not None and t.is_number for t in other_types):
-            self._numbers.append((left, _NUMBER_FORMATS[left_type.kind]))  # type: ignore[union-attr]
+            self._numbers.append((left, _NUMBER_FORMATS[left_type.kind]))  # type: ignore[union-attr]  # _is_temporal holds of a known type only
             return
         if symmetric and _is_temporal(other_types[0]) and left_type is not None and left_type.is_number:
-            self._numbers.append((others[0], _NUMBER_FORMATS[other_types[0].kind]))  # type: ignore[union-attr]
+            self._numbers.append((others[0], _NUMBER_FORMATS[other_types[0].kind]))  # type: ignore[union-attr]  # _is_temporal holds of a known type only
             return
         self._plan_temporal_literals(left_type, others)
         if symmetric and other_types[0] is not None and other_types[0].is_temporal:
