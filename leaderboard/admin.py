@@ -1,10 +1,15 @@
 """Moderation in the Django admin: hide or flag a submission with a public reason, mark it verified with a
 public note, raise a user's quota."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, cast
+
 from django import forms
 from django.contrib import admin, messages
 from django.db import models
-from django.db.models import Count
+from django.db.models import Count, QuerySet
+from django.http import HttpRequest
 
 from leaderboard import ranking
 from leaderboard.baselines import baseline_delete, baseline_save
@@ -15,9 +20,23 @@ from leaderboard.services import (
     submission_verify,
     verification_refusal,
 )
+from termite_site.accounts.models import User
+
+# django-stubs makes the admin and form classes generic in their model; Django's take no type argument.
+if TYPE_CHECKING:
+    _SubmissionAdminFormBase = forms.ModelForm[Submission]
+    _SubmissionAdminBase = admin.ModelAdmin[Submission]
+    _SubmissionQuotaAdminBase = admin.ModelAdmin[SubmissionQuota]
+    _BaselineAdminBase = admin.ModelAdmin[Baseline]
+    _ProtocolRunAdminBase = admin.ModelAdmin[ProtocolRun]
+else:
+    _SubmissionAdminFormBase = forms.ModelForm
+    _SubmissionAdminBase = _SubmissionQuotaAdminBase = _BaselineAdminBase = _ProtocolRunAdminBase = (
+        admin.ModelAdmin
+    )
 
 
-class SubmissionAdminForm(forms.ModelForm):
+class SubmissionAdminForm(_SubmissionAdminFormBase):
     verified = forms.BooleanField(
         required=False, help_text="Staff reproduced the run, or received the system and ran it."
     )
@@ -26,12 +45,12 @@ class SubmissionAdminForm(forms.ModelForm):
         model = Submission
         fields = ("is_hidden", "is_flagged", "moderation_reason", "verified_note")
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["verified"].initial = self.instance.is_verified
 
-    def clean(self):
-        cleaned = super().clean()
+    def clean(self) -> dict[str, Any]:
+        cleaned = cast(dict[str, Any], super().clean())  # a ModelForm's clean() returns cleaned_data
         refusal = verification_refusal(
             submission=self.instance,
             verified=cleaned.get("verified", False),
@@ -43,7 +62,7 @@ class SubmissionAdminForm(forms.ModelForm):
 
 
 @admin.register(Submission)
-class SubmissionAdmin(admin.ModelAdmin):
+class SubmissionAdmin(_SubmissionAdminBase):
     form = SubmissionAdminForm
     list_display = (
         "pk",
@@ -88,7 +107,7 @@ class SubmissionAdmin(admin.ModelAdmin):
     )
     actions = ["requeue", "unverify"]
 
-    def has_add_permission(self, request):
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
     @admin.display(description="TS-EA")
@@ -98,37 +117,42 @@ class SubmissionAdmin(admin.ModelAdmin):
         # method's None would show as "None").
         return self.get_empty_value_display() if ts_ea is None else str(ts_ea)
 
-    def save_model(self, request, obj, form, change):
+    def save_model(
+        self, request: HttpRequest, obj: Submission, form: SubmissionAdminForm, change: bool
+    ) -> None:
         # Through the services, so the cached leaderboard is dropped when a row is hidden, shown, verified.
         submission_moderate(
             submission=obj, hidden=obj.is_hidden, flagged=obj.is_flagged, reason=obj.moderation_reason
         )
         verified = form.cleaned_data["verified"]
         if verified != obj.is_verified or (verified and "verified_note" in form.changed_data):
-            # The form checked the rules (verification_refusal), so this does not raise.
-            submission_verify(submission=obj, verified=verified, note=obj.verified_note, by=request.user)
+            # The form checked the rules (verification_refusal), so this does not raise. Only staff get into
+            # the admin: the user is never the anonymous visitor.
+            by = cast(User, request.user)
+            submission_verify(submission=obj, verified=verified, note=obj.verified_note, by=by)
 
     @admin.action(description="Remove the verification (back to a self-reported run)")
-    def unverify(self, request, queryset):
+    def unverify(self, request: HttpRequest, queryset: QuerySet[Submission]) -> None:
+        by = cast(User, request.user)  # only staff get into the admin
         for submission in queryset.filter(verified_at__isnull=False).select_related("version"):
-            submission_verify(submission=submission, verified=False, note="", by=request.user)
+            submission_verify(submission=submission, verified=False, note="", by=by)
         self.message_user(request, "The selected submissions are self-reported runs again.", messages.INFO)
 
     @admin.action(description="Re-run the sweeper (re-enqueue what is stuck)")
-    def requeue(self, request, queryset):
+    def requeue(self, request: HttpRequest, queryset: QuerySet[Submission]) -> None:
         requeued = requeue_stuck()
         self.message_user(request, f"Re-enqueued {len(requeued)} submission(s).", messages.INFO)
 
 
 @admin.register(SubmissionQuota)
-class SubmissionQuotaAdmin(admin.ModelAdmin):
+class SubmissionQuotaAdmin(_SubmissionQuotaAdminBase):
     list_display = ("user", "per_day", "per_version")
     search_fields = ("user__username",)
     autocomplete_fields = ("user",)
 
 
 @admin.register(Baseline)
-class BaselineAdmin(admin.ModelAdmin):
+class BaselineAdmin(_BaselineAdminBase):
     """Results reported in papers, shown on the leaderboard marked as such and unranked."""
 
     list_display = ("model_name", "version", "shown_ea", "date", "source_url")
@@ -159,19 +183,19 @@ class BaselineAdmin(admin.ModelAdmin):
         return f"{100 * ranking.baseline_overall(obj.per_database, counts):.2f} (weighted by questions)"
 
     # Through the services, so that the cached leaderboard is dropped.
-    def save_model(self, request, obj, form, change):
+    def save_model(self, request: HttpRequest, obj: Baseline, form: Any, change: bool) -> None:
         baseline_save(baseline=obj)
 
-    def delete_model(self, request, obj):
+    def delete_model(self, request: HttpRequest, obj: Baseline) -> None:
         baseline_delete(baseline=obj)
 
-    def delete_queryset(self, request, queryset):
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Baseline]) -> None:
         for baseline in queryset.select_related("version"):
             baseline_delete(baseline=baseline)
 
 
 @admin.register(ProtocolRun)
-class ProtocolRunAdmin(admin.ModelAdmin):
+class ProtocolRunAdmin(_ProtocolRunAdminBase):
     """Every run, read only: staff follow them here and on the run pages (cancel, transcript). The API key
     is never shown, not even encrypted."""
 
@@ -193,5 +217,5 @@ class ProtocolRunAdmin(admin.ModelAdmin):
         field.name for field in ProtocolRun._meta.fields if field.name not in ("id", "api_key_encrypted")
     ]
 
-    def has_add_permission(self, request) -> bool:
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False

@@ -10,9 +10,12 @@ import json
 from collections.abc import Callable
 from datetime import date
 from functools import wraps
+from typing import Any, Concatenate, ParamSpec, cast
 
+from django import forms
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
+from django.core.files.uploadedfile import UploadedFile
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import reverse
 from django.utils import translation
@@ -28,6 +31,7 @@ from leaderboard import exports, feedback, ranking, selectors, services
 from leaderboard.errata_json import erratum_json
 from leaderboard.feedback import ScoreHistoryJSON
 from leaderboard.forms import CompareForm, SubmissionForm
+from leaderboard.http import AuthenticatedHttpRequest
 from leaderboard.models import Submission
 from leaderboard.openapi import openapi_document
 from termite_site import ratelimit
@@ -36,12 +40,16 @@ from termite_site.cached_page import accepts_gzip
 from termite_site.http import api_error as error
 from termite_site.http import body_too_large
 
+P = ParamSpec("P")
 
-def token_required(view: Callable) -> Callable:
+
+def token_required(
+    view: Callable[Concatenate[AuthenticatedHttpRequest, P], JsonResponse],
+) -> Callable[Concatenate[HttpRequest, P], JsonResponse]:
     """Authenticate `Authorization: Bearer <token>`; API calls never use the session or CSRF."""
 
     @wraps(view)
-    def wrapper(request: HttpRequest, *args, **kwargs):
+    def wrapper(request: HttpRequest, /, *args: P.args, **kwargs: P.kwargs) -> JsonResponse:
         header = request.headers.get("Authorization", "")
         scheme, _, raw = header.partition(" ")
         if scheme.lower() != "bearer" or not raw.strip():
@@ -52,19 +60,21 @@ def token_required(view: Callable) -> Callable:
                 response = error(401, "invalid_token", "The token is unknown or revoked.")
             else:
                 request.user = user
-                return view(request, *args, **kwargs)
+                return view(cast(AuthenticatedHttpRequest, request), *args, **kwargs)
         response["WWW-Authenticate"] = 'Bearer realm="termite"'
         return response
 
     return csrf_exempt(wrapper)
 
 
-def token_optional(view: Callable) -> Callable:
+def token_optional(
+    view: Callable[Concatenate[HttpRequest, P], JsonResponse],
+) -> Callable[Concatenate[HttpRequest, P], JsonResponse]:
     """As `token_required` when the request sends `Authorization`; without it, the anonymous visitor
     (never the session's user), who sees what anyone may see."""
 
     @wraps(view)
-    def wrapper(request: HttpRequest, *args, **kwargs):
+    def wrapper(request: HttpRequest, /, *args: P.args, **kwargs: P.kwargs) -> JsonResponse:
         if "Authorization" in request.headers:
             return token_required(view)(request, *args, **kwargs)
         request.user = AnonymousUser()
@@ -73,7 +83,7 @@ def token_optional(view: Callable) -> Callable:
     return csrf_exempt(wrapper)
 
 
-def model_card_json(submission: Submission) -> dict:
+def model_card_json(submission: Submission) -> dict[str, Any]:
     """The model card as uploaded (every field of the upload form but `public`): dates in ISO 8601, and
     null for a field left empty."""
     card = {}
@@ -84,7 +94,7 @@ def model_card_json(submission: Submission) -> dict:
     return card
 
 
-def submission_json(request: HttpRequest, submission: Submission) -> dict:
+def submission_json(request: HttpRequest, submission: Submission) -> dict[str, Any]:
     seen = feedback.feedback_for(submission, request.user)
     body = {
         "id": submission.pk,
@@ -114,13 +124,13 @@ def submission_json(request: HttpRequest, submission: Submission) -> dict:
     return body
 
 
-def _form_errors(form) -> list[str]:
+def _form_errors(form: forms.BaseForm) -> list[str]:
     """Every problem of a bound form, as "field: message"."""
     return [f"{field}: {message}" for field, messages in form.errors.items() for message in messages]
 
 
 @token_required
-def submissions(request: HttpRequest) -> JsonResponse:
+def submissions(request: AuthenticatedHttpRequest) -> JsonResponse:
     if request.method == "GET":
         own = request.user.submissions.filter(withdrawn_at__isnull=True).select_related("version", "team")
         return JsonResponse({"submissions": [submission_json(request, s) for s in own]})
@@ -129,7 +139,7 @@ def submissions(request: HttpRequest) -> JsonResponse:
     return error(405, "method_not_allowed", "Use GET or POST.")
 
 
-def _create(request: HttpRequest) -> JsonResponse:
+def _create(request: AuthenticatedHttpRequest) -> JsonResponse:
     limit, window = settings.TERMITE_UPLOAD_RATE_LIMIT
     if ratelimit.hit("upload", str(request.user.pk), limit=limit, window=window):
         return error(429, "rate_limited", "Too many uploads in the last hour. Try again later.")
@@ -147,9 +157,10 @@ def _create(request: HttpRequest) -> JsonResponse:
             return error(403, "version_closed", f"{version} is not published; it takes no submissions.")
         data["version"] = str(version.pk)
     if "public" in data and "is_public" not in data:
-        data["is_public"] = data["public"]
+        data["is_public"] = cast(str, data["public"])  # a key parsed from a request holds a value
     upload = request.FILES.get("predictions")
-    if upload is not None and upload.size > settings.TERMITE_MAX_UPLOAD_BYTES:
+    # Django's upload handlers always set the size.
+    if upload is not None and cast(int, upload.size) > settings.TERMITE_MAX_UPLOAD_BYTES:
         return error(
             413,
             "too_large",
@@ -158,11 +169,12 @@ def _create(request: HttpRequest) -> JsonResponse:
     form = SubmissionForm(data, request.FILES, user=request.user)
     if not form.is_valid():
         return error(400, "invalid", "Invalid submission.", _form_errors(form))
+    sent = cast(UploadedFile, upload)  # the form is valid, so the file it requires was sent
     try:
         submission = services.submission_create(
             user=request.user,
             version=form.cleaned_data["version"],
-            upload=services.Upload(name=upload.name, data=upload.read()),
+            upload=services.Upload(name=cast(str, sent.name), data=sent.read()),  # Django names each file
             model_card=form.model_card(),
             team=form.cleaned_data["team"],
         )
@@ -192,7 +204,7 @@ def submission_detail(request: HttpRequest, pk: int) -> JsonResponse:
 
 
 @token_required
-def errata(request: HttpRequest) -> JsonResponse:
+def errata(request: AuthenticatedHttpRequest) -> JsonResponse:
     if request.method == "GET":
         own = request.user.errata.select_related("question__version")
         return JsonResponse({"errata": [erratum_json(erratum) for erratum in own]})
@@ -204,7 +216,7 @@ def errata(request: HttpRequest) -> JsonResponse:
 _ERRATUM_FIELDS = ("version", "question_id", "description")
 
 
-def _report(request: HttpRequest) -> JsonResponse:
+def _report(request: AuthenticatedHttpRequest) -> JsonResponse:
     if body_too_large(request):
         return error(413, "too_large", "The request is too large.")
     try:
@@ -283,7 +295,8 @@ def compare(request: HttpRequest) -> JsonResponse:
     with translation.override("en"):  # the API speaks English, whatever the browser asks for
         paired = feedback.paired_comparison(*pair, request.user)
     if paired.shown is None:
-        return error(_REFUSAL_STATUS[paired.refusal], paired.refusal, paired.note)
+        refusal = cast(feedback.Refusal, paired.refusal)  # never None when there is no test
+        return error(_REFUSAL_STATUS[refusal], refusal, paired.note)
     return JsonResponse(paired.shown)
 
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+from typing import Any, cast
 
 import plotly.graph_objects as go
 
-from evaluation.scoring.scores_json import VisibleScoresJSON
+from evaluation.scoring.scores_json import AccuracyJSON, VisibleScoresJSON
 from evaluation.scoring.vocabulary import HARDNESS_LEVELS
 from leaderboard.ranking import Leaderboard, Row
 
@@ -22,13 +23,14 @@ def _percent(value: float | None) -> float | None:
     return None if value is None else round(100 * value, 2)
 
 
-def results_bars(scores: VisibleScoresJSON) -> dict:
+def results_bars(scores: VisibleScoresJSON) -> dict[str, Any]:
     """One submission: EA, EA-strict and TS-EA per database, and per hardness level, as grouped bars; its
     breakdowns must be shown. Scores made before scorer 1.3.0 have no TS-EA, and no TS-EA bars."""
-    databases = sorted(scores["per_database"])
-    levels = [level for level in HARDNESS_LEVELS if level in scores["per_hardness"]]
+    per_database, per_hardness = _shown_breakdowns(scores)
+    databases = sorted(per_database)
+    levels = [level for level in HARDNESS_LEVELS if level in per_hardness]
     labels = databases + levels
-    rows = [scores["per_database"][db] for db in databases] + [scores["per_hardness"][lv] for lv in levels]
+    rows = [per_database[db] for db in databases] + [per_hardness[lv] for lv in levels]
     bars = [
         go.Bar(name="EA", x=labels, y=[_percent(row["ea"]) for row in rows]),
         go.Bar(name="EA-strict", x=labels, y=[_percent(row["ea_strict"]) for row in rows]),
@@ -36,7 +38,16 @@ def results_bars(scores: VisibleScoresJSON) -> dict:
     if "ts_ea" in scores["overall"]:
         bars.append(go.Bar(name="TS-EA", x=labels, y=[_percent(row.get("ts_ea")) for row in rows]))
     figure = go.Figure(data=bars, layout={**_LAYOUT, "barmode": "group"})
-    return json.loads(figure.to_json())
+    drawn: dict[str, Any] = json.loads(figure.to_json())
+    return drawn
+
+
+def _shown_breakdowns(scores: VisibleScoresJSON) -> tuple[dict[str, AccuracyJSON], dict[str, AccuracyJSON]]:
+    """EA per database and per hardness level of scores whose breakdowns the caller shows (never None)."""
+    return (
+        cast(dict[str, AccuracyJSON], scores["per_database"]),
+        cast(dict[str, AccuracyJSON], scores["per_hardness"]),
+    )
 
 
 TOP_SYSTEMS = 5
@@ -48,7 +59,9 @@ def _name(row: Row, baseline_label: str) -> str:
     )
 
 
-def leaderboard_bars(board: Leaderboard, *, baseline_label: str, top: int = TOP_SYSTEMS) -> dict | None:
+def leaderboard_bars(
+    board: Leaderboard, *, baseline_label: str, top: int = TOP_SYSTEMS
+) -> dict[str, Any] | None:
     """EA per database of the best `top` submissions and of the baselines, as grouped bars."""
     ranked = [row for row in board.rows if not row.baseline][:top]
     rows = ranked + [row for row in board.rows if row.baseline]
@@ -65,10 +78,11 @@ def leaderboard_bars(board: Leaderboard, *, baseline_label: str, top: int = TOP_
         ],
         layout={**_LAYOUT, "barmode": "group"},
     )
-    return json.loads(figure.to_json())
+    drawn: dict[str, Any] = json.loads(figure.to_json())
+    return drawn
 
 
-def best_over_time(board: Leaderboard, *, best_label: str, baseline_label: str) -> dict | None:
+def best_over_time(board: Leaderboard, *, best_label: str, baseline_label: str) -> dict[str, Any] | None:
     """The best EA reached by the date of each submission that raised it, as a step line; baselines as
     dotted horizontal lines."""
     ranked = sorted((row for row in board.rows if not row.baseline), key=lambda row: row.date)
@@ -99,22 +113,24 @@ def best_over_time(board: Leaderboard, *, best_label: str, baseline_label: str) 
     # Whole days: submissions minutes apart must not stretch the axis into milliseconds.
     xaxis = {"type": "date", "tickformat": "%Y-%m-%d", "dtick": 86_400_000}
     figure = go.Figure(data=traces, layout={**_LAYOUT, "xaxis": xaxis})
-    return json.loads(figure.to_json())
+    drawn: dict[str, Any] = json.loads(figure.to_json())
+    return drawn
 
 
-def compare_bars(first: VisibleScoresJSON, second: VisibleScoresJSON, *, names: tuple[str, str]) -> dict:
+def compare_bars(
+    first: VisibleScoresJSON, second: VisibleScoresJSON, *, names: tuple[str, str]
+) -> dict[str, Any]:
     """Two submissions' EA per database and per hardness level, side by side; both must show their
     breakdowns."""
-    databases = sorted(set(first["per_database"]) | set(second["per_database"]))
-    levels = [
-        level
-        for level in HARDNESS_LEVELS
-        if level in first["per_hardness"] or level in second["per_hardness"]
-    ]
+    first_databases, first_hardness = _shown_breakdowns(first)
+    second_databases, second_hardness = _shown_breakdowns(second)
+    databases = sorted(set(first_databases) | set(second_databases))
+    levels = [level for level in HARDNESS_LEVELS if level in first_hardness or level in second_hardness]
 
     def values(scores: VisibleScoresJSON) -> list[float | None]:
-        groups = [scores["per_database"].get(db) for db in databases]
-        groups += [scores["per_hardness"].get(level) for level in levels]
+        per_database, per_hardness = _shown_breakdowns(scores)
+        groups = [per_database.get(db) for db in databases]
+        groups += [per_hardness.get(level) for level in levels]
         return [_percent(group["ea"]) if group and group.get("n") else None for group in groups]
 
     figure = go.Figure(
@@ -124,4 +140,5 @@ def compare_bars(first: VisibleScoresJSON, second: VisibleScoresJSON, *, names: 
         ],
         layout={**_LAYOUT, "barmode": "group"},
     )
-    return json.loads(figure.to_json())
+    drawn: dict[str, Any] = json.loads(figure.to_json())
+    return drawn

@@ -10,6 +10,7 @@ import json
 import secrets
 from dataclasses import dataclass
 from datetime import date
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -28,7 +29,7 @@ from leaderboard.model_card import Approach, InstructionLanguage, Sampling, Sche
 from leaderboard.models import Rescoring, Submission
 from leaderboard.rescoring import rescoring_start
 from leaderboard.services import submission_score
-from termite_site.accounts.models import Team
+from termite_site.accounts.models import Team, User
 from termite_site.accounts.services import team_create
 
 DEMO_ADMIN = "admin"
@@ -118,7 +119,7 @@ def _wrong_answer(question_id: str) -> str:
 # The demo systems' model cards, complete as a public submission's must be. Made up, like the systems;
 # the cutoffs fall before, between and after the demo databases' dates (evaluation.services.DEMO_ADDED_ON),
 # so that the leaderboard shows EA after the cutoff.
-DEMO_CARDS: dict[str, dict] = {
+DEMO_CARDS: dict[str, dict[str, Any]] = {
     "Oracolo (the demo's own answers)": {
         "model_size": "unknown",
         "weights": Weights.CLOSED,
@@ -200,7 +201,7 @@ def demo_submissions_load(*, version: BenchmarkVersion) -> int:
     return len(systems)
 
 
-def _demo_team(*, user, name: str) -> Team:
+def _demo_team(*, user: User, name: str) -> Team:
     # A team of that name may be there already, from a demo loaded before teams existed (the migration
     # made its text team a team): it is taken as it is.
     team = Team.objects.filter(name__iexact=name).first()

@@ -67,7 +67,7 @@ class Feedback:
     disclosure: Disclosure
     status: str  # as this viewer may see it: `running` until the result is released
     shown: VisibleScoresJSON | None  # the scores cut to what may be seen; None until scored and released
-    questions: list[dict]  # one line per question for its owner and staff; empty for anyone else
+    questions: list[dict[str, Any]]  # one line per question for its owner and staff; empty for anyone else
     breakdowns_note: str  # why the breakdowns are not shown; empty when they are
     failure: str  # why scoring failed, once released
     history: list[ScoreHistoryEntry]  # every scoring, oldest first, overall scores only; once released
@@ -84,11 +84,12 @@ class Feedback:
 def feedback_for(submission: Submission, viewer: Any, *, now: datetime | None = None) -> Feedback:
     seen = disclosure(submission, viewer)
     status = visible_status(submission, viewer, now=now)
+    # Scored: `scores` holds the ScoresJSON that `Submission.mark_scored` stored.
     scored = status == Submission.Status.SCORED and submission.scores
     return Feedback(
         disclosure=seen,
         status=status,
-        shown=visible_scores(submission.scores, seen) if scored else None,
+        shown=visible_scores(cast(ScoresJSON, submission.scores), seen) if scored else None,
         questions=question_lines(submission, seen) if seen.own_queries and scored else [],
         breakdowns_note="" if seen.breakdowns else breakdowns_hidden_note(),
         failure=submission.failure_reason if status == Submission.Status.FAILED else "",
@@ -201,7 +202,7 @@ def public_ea_verdicts(outcomes: Any) -> dict[str, bool] | None:
     return _ea_verdicts(outcomes)
 
 
-def question_lines(submission: Submission, seen: Disclosure) -> list[dict]:
+def question_lines(submission: Submission, seen: Disclosure) -> list[dict[str, Any]]:
     """Per question: the owner's SQL and what the static check said; for staff, what the run did too."""
     lines = []
     for item in submission.outcomes or []:
@@ -285,7 +286,7 @@ def paired_comparison(first: Submission, second: Submission, viewer: Any) -> Pai
     verdicts_a, verdicts_b = _ea_verdicts(stored.get(first.pk)), _ea_verdicts(stored.get(second.pk))
     # The questions scored for both: on one version, all of them but a gold that failed at scoring time.
     common = sorted(verdicts_a.keys() & verdicts_b.keys()) if verdicts_a and verdicts_b else []
-    if not common:
+    if not verdicts_a or not verdicts_b or not common:
         return _refused(
             "not_computable",
             _(

@@ -1,11 +1,14 @@
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from django import forms
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.validators import MaxValueValidator
+from django.db.models import Field
 from django.db.models.functions import Lower
 from django.utils import timezone
 from django.utils.html import escape
@@ -16,13 +19,19 @@ from leaderboard.model_card import RUN_SAYS, UNKNOWN, Approach, Weights, card_pr
 from leaderboard.models import Submission
 from leaderboard.protocols import catalogue
 from leaderboard.protocols.catalogue import DEFAULT_PROTOCOL
-from leaderboard.ranking import COLUMN_GROUPS
+from leaderboard.ranking import COLUMN_GROUPS, RowFilters
 from leaderboard.run_services import Budget, Decoding, protocol_card
-from termite_site.accounts.models import Team
+from termite_site.accounts.models import Team, User
 from termite_site.outbound import OutboundRefused, check_url
 
+# django-stubs makes ModelForm generic in its model; Django's own class cannot be subscripted at run time.
+if TYPE_CHECKING:
+    _SubmissionModelForm = forms.ModelForm[Submission]
+else:
+    _SubmissionModelForm = forms.ModelForm
 
-class SubmissionForm(forms.ModelForm):
+
+class SubmissionForm(_SubmissionModelForm):
     """The model card and the file; the file's content is validated by the service, line by line. The
     API's upload (leaderboard/api.py) is this form too, so both say the same of a model card."""
 
@@ -73,21 +82,23 @@ class SubmissionForm(forms.ModelForm):
 
     class Meta:
         model = Submission
-        fields = Submission.MODEL_CARD_FIELDS
+        fields: tuple[str, ...] = Submission.MODEL_CARD_FIELDS
         widgets = {
             "description": forms.Textarea(attrs={"rows": 3}),
             "run_date": forms.DateInput(attrs={"type": "date"}),
         }
 
-    field_order = ("model_name", "team")
+    field_order: tuple[str, ...] = ("model_name", "team")
 
     # Choices a script may leave out on a private submission; they take the model card's defaults.
     DEFAULTED = ("weights", "approach", "dialect")
 
-    def __init__(self, *args, user, **kwargs):
+    def __init__(self, *args: Any, user: User, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["version"].initial = BenchmarkVersion.objects.latest_published()
-        self.fields["team"].queryset = user.teams.order_by(Lower("name"))
+        cast("forms.ModelChoiceField[Team]", self.fields["team"]).queryset = user.teams.order_by(
+            Lower("name")
+        )
         for name in self.DEFAULTED:
             if name in self.fields:
                 self.fields[name].required = False
@@ -100,8 +111,8 @@ class SubmissionForm(forms.ModelForm):
         text = self.cleaned_data["training_cutoff"]
         return parse_cutoff(text) if text.strip() else ""
 
-    def clean(self):
-        cleaned = super().clean()
+    def clean(self) -> dict[str, Any]:
+        cleaned = cast(dict[str, Any], super().clean())  # a ModelForm's clean() returns cleaned_data
         # Before the defaults: on a public submission a choice left out is missing, not the default.
         problems = card_problems(self.card_to_check(cleaned), public=bool(cleaned.get("is_public")))
         for name, message in problems.items():
@@ -109,10 +120,11 @@ class SubmissionForm(forms.ModelForm):
                 self.add_error(name, message)
         for name in self.DEFAULTED:
             if not cleaned.get(name):
-                cleaned[name] = Submission._meta.get_field(name).default
+                # Concrete fields of the model, each with a default.
+                cleaned[name] = cast("Field[Any, Any]", Submission._meta.get_field(name)).default
         return cleaned
 
-    def card_to_check(self, cleaned: dict) -> dict:
+    def card_to_check(self, cleaned: dict[str, Any]) -> dict[str, Any]:
         """The model card `card_problems` checks: what the form was given."""
         return cleaned
 
@@ -122,7 +134,7 @@ class SubmissionForm(forms.ModelForm):
             raise forms.ValidationError(_("No benchmark version is published yet."))
         return version
 
-    def model_card(self) -> dict:
+    def model_card(self) -> dict[str, Any]:
         return {name: self.cleaned_data[name] for name in self.Meta.fields}
 
 
@@ -132,7 +144,7 @@ class RunForm(SubmissionForm):
     day it ran: `run_services.protocol_card`). The web form, the API and `manage.py run_protocol` all
     validate with it."""
 
-    predictions = None  # a run makes its own
+    predictions = None  # type: ignore[assignment]  # a run makes its own: None drops the inherited field
     endpoint_url = forms.URLField(
         label=_("Endpoint URL"),
         max_length=500,
@@ -167,7 +179,7 @@ class RunForm(SubmissionForm):
     concurrency = forms.IntegerField(label=_("Requests at once"), min_value=1, initial=2)
 
     class Meta(SubmissionForm.Meta):
-        fields = tuple(name for name in Submission.MODEL_CARD_FIELDS if name not in RUN_SAYS)
+        fields: tuple[str, ...] = tuple(name for name in Submission.MODEL_CARD_FIELDS if name not in RUN_SAYS)
 
     field_order = (
         "version",
@@ -188,27 +200,27 @@ class RunForm(SubmissionForm):
         "team",
     )
 
-    def __init__(self, *args, user, **kwargs):
+    def __init__(self, *args: Any, user: User, **kwargs: Any) -> None:
         super().__init__(*args, user=user, **kwargs)
-        self.fields["protocol"].choices = catalogue.choices()
+        cast(forms.ChoiceField, self.fields["protocol"]).choices = catalogue.choices()
         for name, limit in (
             ("max_requests", settings.TERMITE_PROTOCOL_MAX_REQUESTS),
             ("max_seconds", settings.TERMITE_PROTOCOL_MAX_SECONDS),
             ("concurrency", settings.TERMITE_PROTOCOL_MAX_CONCURRENCY),
         ):
-            self.fields[name].max_value = limit
+            cast(forms.IntegerField, self.fields[name]).max_value = limit
             self.fields[name].validators.append(MaxValueValidator(limit))
             self.fields[name].widget.attrs["max"] = limit
 
     def clean_endpoint_url(self) -> str:
-        url = self.cleaned_data["endpoint_url"]
+        url: str = self.cleaned_data["endpoint_url"]
         try:
             check_url(url)
         except OutboundRefused as error:
             raise forms.ValidationError(str(error)) from None  # a sentence that says why
         return url
 
-    def card_to_check(self, cleaned: dict) -> dict:
+    def card_to_check(self, cleaned: dict[str, Any]) -> dict[str, Any]:
         version = cleaned.get("version") or BenchmarkVersion.objects.latest_published()
         if version is None or cleaned.get("temperature") is None:
             return cleaned
@@ -240,7 +252,7 @@ class RunForm(SubmissionForm):
             max_total_tokens=data["max_total_tokens"],
         )
 
-    def run_arguments(self) -> dict:
+    def run_arguments(self) -> RunArguments:
         """What `run_services.run_create` takes from the form: all but the user and the API key, which the
         web form and the API take from the form and the command from the environment."""
         data = self.cleaned_data
@@ -256,6 +268,21 @@ class RunForm(SubmissionForm):
             "team": data["team"],
             "delete_key_when_done": data["delete_key_when_done"],
         }
+
+
+class RunArguments(TypedDict):
+    """What `RunForm.run_arguments` gives `run_services.run_create`."""
+
+    version: BenchmarkVersion
+    endpoint_url: str
+    model: str
+    protocol_id: str
+    decoding: Decoding
+    budget: Budget
+    concurrency: int
+    model_card: dict[str, Any]
+    team: Team | None
+    delete_key_when_done: bool
 
 
 class ModerationForm(forms.Form):
@@ -275,8 +302,8 @@ class VerificationForm(forms.Form):
         help_text=_("e.g. reproduced by the organisers from the released code"),
     )
 
-    def clean(self):
-        cleaned = super().clean()
+    def clean(self) -> dict[str, Any]:
+        cleaned = cast(dict[str, Any], super().clean())  # a Form's clean() returns cleaned_data
         if cleaned.get("verified") and not cleaned.get("note", "").strip():
             self.add_error("note", _("Say how the run was verified: the note is shown on the leaderboard."))
         return cleaned
@@ -299,9 +326,10 @@ class HideRowsForm(forms.Form):
         error_messages={"required": _("Give the reason shown on the hidden rows.")},
     )
 
-    def __init__(self, *args, version: BenchmarkVersion, **kwargs) -> None:
+    def __init__(self, *args: Any, version: BenchmarkVersion, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["submissions"].queryset = Submission.objects.filter(version=version)
+        submissions = cast("forms.ModelMultipleChoiceField[Submission]", self.fields["submissions"])
+        submissions.queryset = Submission.objects.filter(version=version)
 
 
 class AccountForm(forms.Form):
@@ -341,7 +369,7 @@ class RankingView:
     everything: bool = False  # ?all=1: every row on one page, as the browser's own sorting and filters want
 
     @property
-    def filters(self) -> dict[str, str | bool]:
+    def filters(self) -> RowFilters:
         return {
             "q": self.q,
             "weights": self.weights,
@@ -370,9 +398,9 @@ class RankingForm(forms.Form):
     page = forms.IntegerField(required=False, min_value=1, max_value=100_000)
     all = forms.BooleanField(required=False)
 
-    def __init__(self, data, *, columns: list[str]):
+    def __init__(self, data: Mapping[str, Any], *, columns: list[str]) -> None:
         super().__init__(data)
-        self.fields["sort"].choices = [(key, key) for key in columns]
+        cast(forms.ChoiceField, self.fields["sort"]).choices = [(key, key) for key in columns]
 
     def view(self) -> RankingView:
         self.is_valid()

@@ -2,8 +2,10 @@ from __future__ import annotations
 
 import math
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
+from django.contrib.auth.models import AnonymousUser
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
@@ -14,11 +16,11 @@ from django.utils.translation import gettext_lazy as _
 from evaluation.models import BenchmarkVersion, Dialect
 from evaluation.scoring.scores_json import ScoresJSON
 from leaderboard.model_card import HOW_IT_RAN, ModelCard
-from termite_site.accounts.models import Team
+from termite_site.accounts.models import Team, User
 
 
-class SubmissionQuerySet(models.QuerySet):
-    def visible_to(self, user) -> SubmissionQuerySet:
+class SubmissionQuerySet(models.QuerySet["Submission"]):
+    def visible_to(self, user: User | AnonymousUser) -> SubmissionQuerySet:
         """What a person may open: public scored submissions, plus their own; staff see everything."""
         live = self.filter(withdrawn_at__isnull=True)
         if user.is_authenticated and user.is_staff:
@@ -180,7 +182,7 @@ class Submission(ModelCard):
         return self.status in (self.Status.SCORED, self.Status.FAILED)
 
     @property
-    def receipt(self) -> dict:
+    def receipt(self) -> dict[str, Any]:
         return {
             "submission_id": self.pk,
             "file_name": self.file_name,
@@ -217,7 +219,7 @@ class Submission(ModelCard):
         self,
         *,
         scores: ScoresJSON,
-        outcomes: list[dict],
+        outcomes: list[dict[str, Any]],
         reason: str = "",
         rescoring: Rescoring | None = None,
         started: datetime | None = None,
@@ -415,8 +417,8 @@ class Baseline(ModelCard):
                 )
 
 
-class ProtocolRunQuerySet(models.QuerySet):
-    def visible_to(self, user) -> ProtocolRunQuerySet:
+class ProtocolRunQuerySet(models.QuerySet["ProtocolRun"]):
+    def visible_to(self, user: User | AnonymousUser) -> ProtocolRunQuerySet:
         """A run is its owner's, and staff's: its transcript holds the questions and the schema."""
         if user.is_authenticated and user.is_staff:
             return self

@@ -12,6 +12,7 @@ from django.utils.translation import gettext as _
 from leaderboard.models import Submission, SubmissionQuota
 from leaderboard.selectors import quota_limits
 from leaderboard.services import submission_moderate
+from termite_site.accounts.models import User
 from termite_site.audit import staff_action_record
 
 
@@ -19,7 +20,7 @@ class QuotaNotLowered(Exception):
     """The quota asked for is not lower than the account's current one; the message says why."""
 
 
-def submissions_hide(*, submissions: Sequence[Submission], reason: str, by) -> None:
+def submissions_hide(*, submissions: Sequence[Submission], reason: str, by: User) -> None:
     """Hide `submissions` from the public pages with the public `reason` (their owners and staff still
     see them); a flag set before stays."""
     with transaction.atomic():
@@ -30,7 +31,7 @@ def submissions_hide(*, submissions: Sequence[Submission], reason: str, by) -> N
         staff_action_record(by=by, objects=list(submissions), message=f"Hid the submission: {reason.strip()}")
 
 
-def submission_quota_lower(*, user, per_day: int, per_version: int, by) -> SubmissionQuota:
+def submission_quota_lower(*, user: User, per_day: int, per_version: int, by: User) -> SubmissionQuota:
     """Give `user` their own lower quota: `per_day` submissions per 24 hours, `per_version` per version.
 
     Neither limit may be above the current one and one must be below it: a quota is raised in the admin,

@@ -40,7 +40,7 @@ from leaderboard.protocols.catalogue import DEFAULT_PROTOCOL
 _JSON_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean", type(None): "null"}
 
 
-def json_schema(annotation: Any, *, refs: Mapping[type, str] | None = None) -> dict:
+def json_schema(annotation: Any, *, refs: Mapping[type, str] | None = None) -> dict[str, Any]:
     """The JSON Schema of a type, for the types the JSON objects here are annotated with: a TypedDict (its
     keys required but those marked NotRequired; its docstring, if any, the description), str, int, float,
     bool, None, X | Y, list[X], dict[str, X] (an object with any keys), dict[Literal[...], X] (an object
@@ -95,7 +95,7 @@ def _required(typed_dict: Any, key: str, hint: Any) -> bool:
     return key in typed_dict.__required_keys__
 
 
-def _union(schemas: list[dict]) -> dict:
+def _union(schemas: list[dict[str, Any]]) -> dict[str, Any]:
     """`X | None` as X with "null" added to its type where X has one type and no enum; anyOf otherwise."""
     null = {"type": "null"}
     others = [schema for schema in schemas if schema != null]
@@ -110,7 +110,7 @@ def _union(schemas: list[dict]) -> dict:
 
 
 # The model card's fields as the upload takes them (leaderboard/model_card.py says what each means).
-_MODEL_CARD = {
+_MODEL_CARD: dict[str, dict[str, Any]] = {
     "model_name": {"type": "string", "maxLength": 120},
     "description": {"type": "string"},
     "model_size": {
@@ -170,7 +170,7 @@ _MODEL_CARD = {
 }
 
 
-def _or_null(schema: dict) -> dict:
+def _or_null(schema: dict[str, Any]) -> dict[str, Any]:
     """`schema`, or null: what a card says when a field was left empty."""
     schema = dict(schema)
     schema["type"] = [schema["type"], "null"]
@@ -363,7 +363,7 @@ _LEADERBOARD_ROW = json_schema(LeaderboardRowJSON)
 _LEADERBOARD = json_schema(LeaderboardJSON, refs={LeaderboardRowJSON: "LeaderboardRow"})
 
 
-def _errors(*codes: int, described: Mapping[int, str] | None = None) -> dict:
+def _errors(*codes: int, described: Mapping[int, str] | None = None) -> dict[str, Any]:
     """The error responses `codes`, each with its usual description unless `described` gives another."""
     usual = {
         400: "The request or the predictions file is invalid; `details` lists every problem with its field or line",
@@ -383,12 +383,12 @@ def _errors(*codes: int, described: Mapping[int, str] | None = None) -> dict:
     }
 
 
-def _json(schema: dict, description: str) -> dict:
+def _json(schema: dict[str, Any], description: str) -> dict[str, Any]:
     return {"description": description, "content": {"application/json": {"schema": schema}}}
 
 
-def openapi_document(*, server_url: str) -> dict:
-    bearer = [{"token": []}]
+def openapi_document(*, server_url: str) -> dict[str, Any]:
+    bearer: list[dict[str, list[str]]] = [{"token": []}]
     return {
         "openapi": "3.1.0",
         "info": {"title": "Termite Portal API", "version": "1.0.0"},

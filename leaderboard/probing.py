@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cached_property
 from itertools import combinations
-from typing import Any, Literal, NamedTuple, TypeAlias, get_args
+from typing import Any, Literal, NamedTuple, TypeAlias, cast, get_args
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -476,8 +476,10 @@ def probing_report(*, version: BenchmarkVersion, thresholds: Thresholds | None =
         .order_by("created_at", "pk")
         .values_list("pk", "user_id", "created_at", "ea", "dialect", "missing_count", "predictions")
     )
+    # `dialect` is a Dialect: the field's choices are the dialects.
     forms = _cached_forms(
-        version, {pk: (dialect, predictions) for pk, _u, _c, _e, dialect, _m, predictions in rows}
+        version,
+        {pk: (cast(Dialect, dialect), predictions) for pk, _u, _c, _e, dialect, _m, predictions in rows},
     )
     filed = [
         Filed(pk, user_id, created_at, ea, predictions, forms[pk], missing)

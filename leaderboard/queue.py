@@ -16,7 +16,7 @@ PROTOCOL_QUEUE_NAME = "protocol"
 
 
 @cache
-def _in_process_connection():
+def _in_process_connection() -> redis.Redis:
     # RQ's synchronous mode still records each job in a Redis; with no server configured an
     # in-memory one serves, so the embedded default scores without any service running. Imported here:
     # a portal on a real Redis never loads it.

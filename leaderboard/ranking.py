@@ -17,10 +17,10 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime
-from typing import Any
+from typing import Any, TypedDict, TypeVar, cast
 
 from django.core.cache import cache
-from django.db.models import Count
+from django.db.models import Count, QuerySet
 from django.utils import timezone
 from django.utils.functional import Promise
 from django.utils.translation import gettext
@@ -28,7 +28,7 @@ from django.utils.translation import gettext_lazy as _
 
 from evaluation.models import BenchmarkVersion, Hardness
 from evaluation.scoring.score import SCORER_VERSION, scored_by_older_scorer
-from evaluation.scoring.scores_json import AccuracyJSON, VisibleScoresJSON
+from evaluation.scoring.scores_json import AccuracyJSON, ScoresJSON, VisibleScoresJSON
 from evaluation.scoring.vocabulary import HARDNESS_LEVELS
 from evaluation.selectors import question_dates
 from leaderboard import feedback
@@ -47,6 +47,11 @@ from leaderboard.models import Submission
 from termite_site.cached_page import WholePage
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+# `Row` has a field named `date`, which hides the type inside its class body.
+_Date = date
 
 # Two EAs closer than this are equal: CI bounds and EAs are both k/n, computed the same way.
 _EPSILON = 1e-9
@@ -88,13 +93,13 @@ class Row:
     scorer_version: str | None = None
     # Staff reproduced the run (leaderboard/services.py, submission_verify): when, and how, publicly.
     # None for a self-reported run, and for a baseline.
-    verified_at: date | None = None
+    verified_at: _Date | None = None
     verified_note: str = ""
     # Made by the portal running a protocol against a model endpoint (leaderboard/run_services.py): which
     # protocol, the endpoint's host, and the day the run ended; empty for an upload and a baseline.
     portal_protocol: str = ""
     portal_endpoint_host: str = ""
-    portal_run_at: date | None = None
+    portal_run_at: _Date | None = None
     # The slug of a submission's team, for its page and the team filter; "" for none and for a baseline.
     team_slug: str = ""
     # How the predictions were made (leaderboard/model_card.py): empty, or None, where the card is silent.
@@ -105,7 +110,7 @@ class Row:
     sampling: str = ""
     temperature: float | None = None
     decoding_note: str = ""
-    run_date: date | None = None
+    run_date: _Date | None = None
     paper_url: str = ""
     code_url: str = ""
     model_url: str = ""
@@ -146,11 +151,11 @@ class Row:
         return parameters(self.model_size)
 
     @property
-    def weights_label(self) -> str:
+    def weights_label(self) -> str | Promise:
         return Weights(self.weights).label
 
     @property
-    def approach_label(self) -> str:
+    def approach_label(self) -> str | Promise:
         return Approach(self.approach).label
 
     @property
@@ -312,7 +317,8 @@ class Leaderboard:
                 group, label, span = spans[-1]
                 spans[-1] = (group, label, span + 1)
             else:
-                spans.append((column.group, COLUMN_GROUPS.get(column.group, ""), 1))
+                label = COLUMN_GROUPS.get(column.group, "") if column.group is not None else ""
+                spans.append((column.group, label, 1))
         return spans
 
     @property
@@ -410,7 +416,10 @@ def _with_ea_after_cutoff(rows: list[Row], *, version: BenchmarkVersion, newest:
     if not dated:
         return rows
     added_on = question_dates(version=version)
-    stored = dict(Submission.objects.filter(pk__in=dated).values_list("pk", "outcomes"))
+    # Looked up by `Row.submission_id`, as `dated` is (None only for a baseline, never among these rows).
+    stored: dict[int | None, Any] = dict(
+        Submission.objects.filter(pk__in=dated).values_list("pk", "outcomes")
+    )
     updated = []
     for row in rows:
         after = None
@@ -433,12 +442,12 @@ _CARD_FIELDS = (
 )
 
 
-def _card(item: dict) -> dict:
+def _card(item: dict[str, Any]) -> dict[str, Any]:
     return {name: item[name] for name in _CARD_FIELDS}
 
 
-def _submissions(version: BenchmarkVersion) -> Iterable[dict]:
-    return Submission.objects.ranked(version).values(
+def _submissions(version: BenchmarkVersion) -> QuerySet[Submission, dict[str, Any]]:
+    rows: QuerySet[Submission, dict[str, Any]] = Submission.objects.ranked(version).values(
         "pk",
         "team__name",
         "team__slug",
@@ -459,12 +468,16 @@ def _submissions(version: BenchmarkVersion) -> Iterable[dict]:
         "model_url",
         "file_sha256",
     )
+    return rows
 
 
-def _submission_row(item: dict, databases: list[str]) -> Row:
-    # A public submission shows its breakdowns to anyone: none of them is None here.
-    scores: VisibleScoresJSON = feedback.public_scores(item["scores"] or {})
+def _submission_row(item: dict[str, Any], databases: list[str]) -> Row:
+    # A ranked submission is scored: `or {}` only guards against a row stored without scores.
+    scores: VisibleScoresJSON = feedback.public_scores(cast(ScoresJSON, item["scores"] or {}))
     overall = scores.get("overall", {})
+    # A public submission shows its breakdowns to anyone: none of them is None here.
+    per_database = cast(dict[str, AccuracyJSON], scores.get("per_database", {}))
+    per_hardness = cast(dict[str, AccuracyJSON], scores.get("per_hardness", {}))
     return Row(
         submission_id=item["pk"],
         team=item["team__name"] or "",
@@ -474,8 +487,8 @@ def _submission_row(item: dict, databases: list[str]) -> Row:
         ea=item["ea"] or 0.0,
         ea_strict=item["ea_strict"],
         ea_ci95=_interval(overall.get("ea_ci95")),
-        per_database=_accuracies(scores.get("per_database", {}), databases),
-        per_hardness=_accuracies(scores.get("per_hardness", {}), HARDNESS_LEVELS),
+        per_database=_accuracies(per_database, databases),
+        per_hardness=_accuracies(per_hardness, HARDNESS_LEVELS),
         spider_ea=_fraction(item["spider_dev_ea"]),
         # Absent from scores made before scorer 1.3.0: unknown, never 0 and never EA.
         ts_ea=overall.get("ts_ea"),
@@ -499,7 +512,7 @@ def _interval(bounds: list[float] | None) -> tuple[float, float] | None:
 
 def _accuracies(groups: Mapping[str, AccuracyJSON], names: Iterable[str]) -> dict[str, float | None]:
     # A group with no scored question has no EA (the scorer writes 0.0 for it).
-    return {name: groups[name]["ea"] if groups.get(name, {}).get("n") else None for name in names}
+    return {name: groups[name]["ea"] if name in groups and groups[name].get("n") else None for name in names}
 
 
 def _fraction(percent: float | None) -> float | None:
@@ -519,7 +532,7 @@ _BASELINE_FIELDS = (
 )
 
 
-def _baseline_row(item: dict, databases: list[str], question_counts: dict[str, int]) -> Row:
+def _baseline_row(item: dict[str, Any], databases: list[str], question_counts: dict[str, int]) -> Row:
     per_database = item["per_database"]
     ea = item["ea"] if item["ea"] is not None else baseline_overall(per_database, question_counts)
     return Row(
@@ -550,6 +563,18 @@ def _insert_by_ea(rows: list[Row], baseline: Row) -> None:
 
 # Filtering and sorting: on the cached rows, in Python, so they cost no query. static/js/leaderboard.js
 # does the same in the browser.
+
+
+class RowFilters(TypedDict):
+    """The filters of `filter_rows`, as a visitor's query sets them (forms.RankingView.filters)."""
+
+    q: str
+    weights: str
+    approach: str
+    size: str
+    verified: bool
+    portal_run: bool
+    team: str
 
 
 def filter_rows(
@@ -649,11 +674,11 @@ def forget(label: str) -> None:
     cache.set_many({_token_key(label): uuid.uuid4().hex, _PAGES_TOKEN_KEY: uuid.uuid4().hex}, timeout=None)
 
 
-def cached(label: str, kind: str, build: Callable[[], Any]) -> Any:
+def cached(label: str, kind: str, build: Callable[[], T]) -> T:
     """`build()`, cached for the version `label` as `kind` ("rows", "csv", ...) until `forget(label)`."""
     try:
         key = cache_key(label, kind)
-        value = cache.get(key)
+        value: T | None = cache.get(key)
     except Exception as error:  # a cache outage makes the leaderboard slower, never unavailable
         logger.warning("leaderboard cache unavailable (%s)", type(error).__name__)
         return build()

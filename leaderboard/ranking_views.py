@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, cast
 
 from django.contrib.auth.models import AnonymousUser
 from django.contrib.messages import get_messages
@@ -122,7 +122,7 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
 
 def _context(
     versions: list[BenchmarkVersion], version: BenchmarkVersion, view: RankingView, named: str
-) -> dict:
+) -> dict[str, Any]:
     page = _page(version)
     board = page.board
     shown = {id(row) for row in ranking.filter_rows(board.rows, **view.filters)}
@@ -229,7 +229,7 @@ class Page:
 
     board: ranking.Leaderboard
     rows_html: list[str]
-    charts: dict
+    charts: dict[str, dict[str, Any] | None]
 
 
 def _page(version: BenchmarkVersion) -> Page:

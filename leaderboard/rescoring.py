@@ -14,6 +14,7 @@ still has) and scored on the new version; the copy links back to its origin and 
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from django.core.mail import send_mail
 from django.db import transaction
@@ -29,6 +30,7 @@ from evaluation.selectors import question_ids_by_database
 from leaderboard.models import Rescoring, Scoring, Submission
 from leaderboard.queue import scoring_queue
 from leaderboard.services import leaderboard_changed, submission_enqueue
+from termite_site.accounts.models import User
 
 logger = logging.getLogger(__name__)
 
@@ -36,7 +38,9 @@ logger = logging.getLogger(__name__)
 RESCORE_JOB = "leaderboard.jobs.rescore_submission"
 
 
-def rescoring_start(*, version: BenchmarkVersion, reason: str, requested_by=None) -> Rescoring | None:
+def rescoring_start(
+    *, version: BenchmarkVersion, reason: str, requested_by: User | None = None
+) -> Rescoring | None:
     """Rescore with the current scorer every scored, live submission of `version` that an older scorer
     scored (every one, for errata); resumes the unfinished rescoring of the version by the current scorer
     if there is one, enqueueing only what it has not done. None when there is nothing to rescore."""
@@ -119,7 +123,7 @@ def _finish_if_done(rescoring_id: int) -> None:
         rescoring.save(update_fields=["moved", "finished_at"])
 
 
-def _moved(rescoring: Rescoring) -> list[dict]:
+def _moved(rescoring: Rescoring) -> list[dict[str, Any]]:
     """The public rows whose EA this rescoring changed, with their ranks among the public rows before and
     after (best EA first)."""
     before, after = {}, {}
@@ -157,7 +161,9 @@ def _ranks(eas: dict[int, tuple[float, str]]) -> dict[int, int]:
     return ranks
 
 
-def carry_on_publish(sender, *, version: BenchmarkVersion, carry_submissions: bool, **kwargs) -> None:
+def carry_on_publish(
+    sender: object, *, version: BenchmarkVersion, carry_submissions: bool, **kwargs: Any
+) -> None:
     """`evaluation.signals.version_published`: carry the parent's submissions when staff asked for it."""
     if carry_submissions:
         version_carry_submissions(version=version)
@@ -194,7 +200,12 @@ def version_carry_submissions(*, version: BenchmarkVersion) -> list[Submission]:
             copy.missing_count = len(known - set(copy.predictions))
             copy.save()
             carried.append(copy)
-        transaction.on_commit(lambda: [_score_and_tell(submission) for submission in carried])
+
+        def score_and_tell() -> None:
+            for submission in carried:
+                _score_and_tell(submission)
+
+        transaction.on_commit(score_and_tell)
     return carried
 
 

@@ -4,6 +4,7 @@ follow its progress, cancel it, submit what it answered, delete it."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from django.conf import settings
 from django.http import HttpRequest, JsonResponse
@@ -13,6 +14,7 @@ from evaluation.models import BenchmarkVersion
 from leaderboard import run_services
 from leaderboard.api import token_required
 from leaderboard.forms import RunForm
+from leaderboard.http import AuthenticatedHttpRequest
 from leaderboard.models import ProtocolRun
 from leaderboard.run_views import start_run
 from termite_site import ratelimit
@@ -20,7 +22,7 @@ from termite_site.http import api_error as error
 from termite_site.http import body_too_large
 
 
-def run_json(request: HttpRequest, run: ProtocolRun) -> dict:
+def run_json(request: HttpRequest, run: ProtocolRun) -> dict[str, Any]:
     """A run as its owner and staff see it: never its key, nor its transcript's content."""
     return {
         "id": run.pk,
@@ -63,7 +65,7 @@ def run_json(request: HttpRequest, run: ProtocolRun) -> dict:
 
 
 @token_required
-def runs(request: HttpRequest) -> JsonResponse:
+def runs(request: AuthenticatedHttpRequest) -> JsonResponse:
     if request.method == "GET":
         own = ProtocolRun.objects.visible_to(request.user).filter(user=request.user).select_related("version")
         return JsonResponse({"runs": [run_json(request, run) for run in own[:500]]})
@@ -72,7 +74,7 @@ def runs(request: HttpRequest) -> JsonResponse:
     return error(405, "method_not_allowed", "Use GET or POST.")
 
 
-def _create(request: HttpRequest) -> JsonResponse:
+def _create(request: AuthenticatedHttpRequest) -> JsonResponse:
     limit, window = settings.TERMITE_UPLOAD_RATE_LIMIT
     if ratelimit.hit("run", str(request.user.pk), limit=limit, window=window):
         return error(429, "rate_limited", "Too many runs started in the last hour. Try again later.")
@@ -111,7 +113,7 @@ def _create(request: HttpRequest) -> JsonResponse:
 
 
 @token_required
-def run_detail(request: HttpRequest, pk: int) -> JsonResponse:
+def run_detail(request: AuthenticatedHttpRequest, pk: int) -> JsonResponse:
     if request.method not in ("GET", "DELETE"):
         return error(405, "method_not_allowed", "Use GET or DELETE.")
     run = ProtocolRun.objects.visible_to(request.user).select_related("version").filter(pk=pk).first()
@@ -124,7 +126,7 @@ def run_detail(request: HttpRequest, pk: int) -> JsonResponse:
 
 
 @token_required
-def run_cancel(request: HttpRequest, pk: int) -> JsonResponse:
+def run_cancel(request: AuthenticatedHttpRequest, pk: int) -> JsonResponse:
     if request.method != "POST":
         return error(405, "method_not_allowed", "Use POST.")
     run = ProtocolRun.objects.visible_to(request.user).select_related("version").filter(pk=pk).first()
@@ -136,7 +138,7 @@ def run_cancel(request: HttpRequest, pk: int) -> JsonResponse:
 
 
 @token_required
-def run_submit(request: HttpRequest, pk: int) -> JsonResponse:
+def run_submit(request: AuthenticatedHttpRequest, pk: int) -> JsonResponse:
     if request.method != "POST":
         return error(405, "method_not_allowed", "Use POST.")
     run = (

@@ -17,6 +17,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date, timedelta
+from typing import Any, NoReturn
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -35,7 +36,7 @@ from leaderboard.protocols import catalogue
 from leaderboard.protocols.api_keys import encrypt_api_key
 from leaderboard.protocols.dumps import dump_schema_format
 from leaderboard.queue import protocol_queue
-from termite_site.accounts.models import Team
+from termite_site.accounts.models import Team, User
 from termite_site.outbound import OutboundRefused, check_url
 
 logger = logging.getLogger(__name__)
@@ -73,7 +74,7 @@ class Budget:
 
 def run_create(
     *,
-    user,
+    user: User,
     version: BenchmarkVersion,
     endpoint_url: str,
     api_key: str,
@@ -82,7 +83,7 @@ def run_create(
     decoding: Decoding,
     budget: Budget,
     concurrency: int,
-    model_card: dict,
+    model_card: dict[str, Any],
     team: Team | None = None,
     delete_key_when_done: bool = True,
     enqueue: bool = True,
@@ -153,7 +154,7 @@ def run_create(
     return run
 
 
-def _storable_card(card: dict) -> dict:
+def _storable_card(card: dict[str, Any]) -> dict[str, Any]:
     return {name: value.isoformat() if hasattr(value, "isoformat") else value for name, value in card.items()}
 
 
@@ -274,7 +275,7 @@ def run_submit(*, run: ProtocolRun) -> Submission:
     return submission
 
 
-def _not_submitted(run: ProtocolRun, reason: str):
+def _not_submitted(run: ProtocolRun, reason: str) -> NoReturn:
     run.message = _("Not submitted: %(reason)s You can submit it later from this page.") % {"reason": reason}
     run.save(update_fields=["message"])
     raise NotSubmitted(reason)
@@ -289,7 +290,7 @@ def protocol_card(
     seed: int | None,
     max_tokens: int | None,
     run_date: date,
-) -> dict:
+) -> dict[str, Any]:
     """What a run itself says of how its predictions were made, over what its owner wrote: the protocol's
     prompt, the dump its version shows, the decoding sent and the day it ran. The run form checks a
     public run's card with these filled in."""
@@ -310,7 +311,7 @@ def protocol_card(
     return card
 
 
-def _run_card(run: ProtocolRun) -> dict:
+def _run_card(run: ProtocolRun) -> dict[str, Any]:
     return protocol_card(
         protocol_id=run.protocol,
         version=run.version,

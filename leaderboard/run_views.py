@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET, require_POST
 from evaluation.models import BenchmarkVersion
 from leaderboard import run_services, services
 from leaderboard.forms import RunForm
+from leaderboard.http import AuthenticatedHttpRequest
 from leaderboard.models import ProtocolRun
 from leaderboard.protocols import catalogue
 from termite_site import ratelimit
@@ -27,7 +28,7 @@ def _run_of(request: HttpRequest, pk: int) -> ProtocolRun:
     )
 
 
-def start_run(request: HttpRequest, form: RunForm) -> ProtocolRun | None:
+def start_run(request: AuthenticatedHttpRequest, form: RunForm) -> ProtocolRun | None:
     """Start the run a valid form describes, for the web form and the API alike; None, with the reason on
     the form, when the service refuses it."""
     try:
@@ -44,7 +45,7 @@ def start_run(request: HttpRequest, form: RunForm) -> ProtocolRun | None:
 
 
 @login_required
-def run_new(request: HttpRequest) -> HttpResponse:
+def run_new(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = RunForm(request.POST or None, user=request.user)
     status = 200
     if request.method == "POST":

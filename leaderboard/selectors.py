@@ -4,13 +4,13 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import QuerySet
+from django.contrib.auth.models import AnonymousUser
 from django.utils import timezone
 
 from evaluation.models import BenchmarkVersion
 from leaderboard import feedback
-from leaderboard.models import Rescoring, Submission, SubmissionQuota
-from termite_site.accounts.models import Team
+from leaderboard.models import Rescoring, Submission, SubmissionQuerySet, SubmissionQuota
+from termite_site.accounts.models import Team, User
 
 QUOTA_WINDOW = timedelta(hours=24)
 
@@ -30,7 +30,7 @@ class Quota:
         return max(0, min(self.per_day - self.used_today, self.per_version - self.used_for_version))
 
 
-def quota_limits(*, user) -> tuple[int, int]:
+def quota_limits(*, user: User) -> tuple[int, int]:
     """The user's submissions allowed per 24 hours and per version: their own quota, else the site's."""
     own = SubmissionQuota.objects.filter(user=user).first()
     if own is None:
@@ -38,7 +38,7 @@ def quota_limits(*, user) -> tuple[int, int]:
     return own.per_day, own.per_version
 
 
-def quota_for(*, user, version: BenchmarkVersion, now: datetime | None = None) -> Quota:
+def quota_for(*, user: User, version: BenchmarkVersion, now: datetime | None = None) -> Quota:
     """A user's quota: their own limits if staff set some, else the site's."""
     per_day, per_version = quota_limits(user=user)
     return _quota(
@@ -63,7 +63,7 @@ def team_quota_for(*, team: Team, version: BenchmarkVersion, now: datetime | Non
 
 
 def _quota(
-    submissions: QuerySet[Submission],
+    submissions: SubmissionQuerySet,
     *,
     per_day: int,
     per_version: int,
@@ -95,7 +95,9 @@ def finished_rescorings(*, versions: list[BenchmarkVersion]) -> dict[int, list[R
     return found
 
 
-def scored_pair_visible_to(*, viewer, ids: tuple[int, int]) -> tuple[Submission, Submission] | None:
+def scored_pair_visible_to(
+    *, viewer: User | AnonymousUser, ids: tuple[int, int]
+) -> tuple[Submission, Submission] | None:
     """The two submissions of `ids`, in that order, when the viewer may open both and both are scored
     and released to them (leaderboard/feedback.py): what the compare page and its API compare. None
     otherwise, without saying which: a private submission is not there for others."""

@@ -9,6 +9,7 @@ import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -27,7 +28,7 @@ from evaluation.selectors import question_ids_by_database
 from leaderboard import liveness, ranking, selectors
 from leaderboard.models import Submission
 from leaderboard.queue import scoring_queue
-from termite_site.accounts.models import Team
+from termite_site.accounts.models import Team, User
 
 logger = logging.getLogger(__name__)
 
@@ -68,10 +69,10 @@ class PortalRun:
 
 def submission_create(
     *,
-    user,
+    user: User,
     version: BenchmarkVersion,
     upload: Upload,
-    model_card: dict,
+    model_card: dict[str, Any],
     team: Team | None = None,
     portal_run: PortalRun | None = None,
 ) -> Submission:
@@ -135,7 +136,7 @@ def submission_create(
     return submission
 
 
-def _portal_marks(portal_run: PortalRun | None) -> dict:
+def _portal_marks(portal_run: PortalRun | None) -> dict[str, Any]:
     if portal_run is None:
         return {}
     return {
@@ -146,7 +147,7 @@ def _portal_marks(portal_run: PortalRun | None) -> dict:
     }
 
 
-def _check_quota(*, user, version: BenchmarkVersion, public: bool) -> None:
+def _check_quota(*, user: User, version: BenchmarkVersion, public: bool) -> None:
     _refuse_over(
         selectors.quota_for(user=user, version=version),
         public=public,
@@ -182,7 +183,13 @@ def _check_team_quota(*, team: Team, version: BenchmarkVersion, public: bool) ->
 
 
 def _refuse_over(
-    quota: selectors.Quota, *, public: bool, values: dict, public_full: str, day_full: str, version_full: str
+    quota: selectors.Quota,
+    *,
+    public: bool,
+    values: dict[str, Any],
+    public_full: str,
+    day_full: str,
+    version_full: str,
 ) -> None:
     """QuotaExceeded with the message of the first limit `quota` has reached: a person's and a team's
     quotas have the same limits, told in their own words."""
@@ -213,7 +220,7 @@ def submission_enqueue(*, submission: Submission) -> bool:
     return True
 
 
-def requeue_stuck(*, now=None, dry_run: bool = False) -> list[int]:
+def requeue_stuck(*, now: datetime | None = None, dry_run: bool = False) -> list[int]:
     """Re-enqueue what a lost job or a dead worker left behind; safe to run any time, from anywhere.
 
     - `queued` with no live job: Redis was down at upload time, or the job was lost from the queue;
@@ -239,7 +246,7 @@ def requeue_stuck(*, now=None, dry_run: bool = False) -> list[int]:
     return requeued
 
 
-def _stuck(stale) -> Q:
+def _stuck(stale: datetime) -> Q:
     return Q(withdrawn_at__isnull=True) & (
         Q(status=Submission.Status.QUEUED)
         | liveness.silent()
@@ -305,7 +312,7 @@ def _job_alive(submission: Submission) -> bool:
         return False
 
 
-def _reset_for_retry(*, pk: int, stale) -> Submission | None:
+def _reset_for_retry(*, pk: int, stale: datetime) -> Submission | None:
     with transaction.atomic():
         submission = Submission.objects.select_for_update().filter(Q(pk=pk) & _stuck(stale)).first()
         if submission is None:
@@ -358,7 +365,7 @@ def verification_refusal(*, submission: Submission, verified: bool, note: str) -
     return None
 
 
-def submission_verify(*, submission: Submission, verified: bool, note: str, by) -> None:
+def submission_verify(*, submission: Submission, verified: bool, note: str, by: User) -> None:
     """Mark a submission verified by staff `by` today, with a public note, or remove the mark.
 
     Raises NotVerifiable (see `verification_refusal`); nothing is saved then.
@@ -397,12 +404,12 @@ def leaderboard_changed(*, version: BenchmarkVersion) -> None:
     transaction.on_commit(forget)
 
 
-def version_published_receiver(sender, *, version: BenchmarkVersion, **kwargs) -> None:
+def version_published_receiver(sender: object, *, version: BenchmarkVersion, **kwargs: Any) -> None:
     """`evaluation.signals.version_published`: the leaderboard's address without ?version= shows it now."""
     leaderboard_changed(version=version)
 
 
-def team_renamed_receiver(sender, *, team: Team, **kwargs) -> None:
+def team_renamed_receiver(sender: object, *, team: Team, **kwargs: Any) -> None:
     """`termite_site.accounts.signals.team_renamed`: the rankings that show the team forget its old name."""
     for version in BenchmarkVersion.objects.filter(submissions__team=team).distinct():
         leaderboard_changed(version=version)

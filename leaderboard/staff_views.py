@@ -3,6 +3,8 @@ submission, and watching a version for probing (hiding rows, lowering a quota, d
 
 from __future__ import annotations
 
+from typing import cast
+
 from django.contrib import messages
 from django.forms import Form
 from django.http import HttpRequest, HttpResponse
@@ -15,17 +17,19 @@ from django.views.decorators.http import require_POST
 from evaluation.models import BenchmarkVersion
 from evaluation.scoring.score import SCORER_VERSION
 from leaderboard.forms import AccountForm, HideRowsForm, QuotaLowerForm, VerificationForm
+from leaderboard.http import AuthenticatedHttpRequest
 from leaderboard.models import Rescoring, Submission
 from leaderboard.moderation import QuotaNotLowered, submission_quota_lower, submissions_hide
 from leaderboard.probing import probing_report
 from leaderboard.rescoring import rescoring_start
 from leaderboard.services import NotVerifiable, submission_verify
+from termite_site.accounts.models import User
 from termite_site.accounts.services import AccountNotDisabled, account_disable
 from termite_site.decorators import staff_required
 
 
 @staff_required
-def rescore(request: HttpRequest, label: str) -> HttpResponse:
+def rescore(request: AuthenticatedHttpRequest, label: str) -> HttpResponse:
     """GET: the version's rescorings and their progress; POST: start one with the current scorer, or
     resume the unfinished one."""
     version = get_object_or_404(BenchmarkVersion, label=label)
@@ -68,7 +72,7 @@ def rescore(request: HttpRequest, label: str) -> HttpResponse:
 
 @require_POST
 @staff_required
-def submission_verify_view(request: HttpRequest, pk: int) -> HttpResponse:
+def submission_verify_view(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     """The form on the submission's page: mark it verified with a public note, or remove the mark."""
     submission = get_object_or_404(Submission.objects.select_related("version"), pk=pk)
     form = VerificationForm(request.POST)
@@ -95,7 +99,7 @@ def submission_verify_view(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @staff_required
-def probing(request: HttpRequest, label: str) -> HttpResponse:
+def probing(request: AuthenticatedHttpRequest, label: str) -> HttpResponse:
     """The version's accounts whose uploads look like probing, with the evidence and staff's actions."""
     version = get_object_or_404(BenchmarkVersion, label=label)
     return render(
@@ -107,7 +111,7 @@ def probing(request: HttpRequest, label: str) -> HttpResponse:
 
 @require_POST
 @staff_required
-def probing_hide(request: HttpRequest, label: str) -> HttpResponse:
+def probing_hide(request: AuthenticatedHttpRequest, label: str) -> HttpResponse:
     version = get_object_or_404(BenchmarkVersion, label=label)
     form = HideRowsForm(request.POST, version=version)
     if not form.is_valid():
@@ -124,7 +128,7 @@ def probing_hide(request: HttpRequest, label: str) -> HttpResponse:
 
 @require_POST
 @staff_required
-def probing_quota(request: HttpRequest, label: str) -> HttpResponse:
+def probing_quota(request: AuthenticatedHttpRequest, label: str) -> HttpResponse:
     get_object_or_404(BenchmarkVersion, label=label)
     form = QuotaLowerForm(request.POST)
     if not form.is_valid():
@@ -151,7 +155,7 @@ def probing_quota(request: HttpRequest, label: str) -> HttpResponse:
 
 @require_POST
 @staff_required
-def probing_disable(request: HttpRequest, label: str) -> HttpResponse:
+def probing_disable(request: AuthenticatedHttpRequest, label: str) -> HttpResponse:
     get_object_or_404(BenchmarkVersion, label=label)
     form = AccountForm(request.POST)
     if not form.is_valid():
@@ -175,7 +179,7 @@ def probing_disable(request: HttpRequest, label: str) -> HttpResponse:
     return _back_to_probing(label, user=user)
 
 
-def _back_to_probing(label: str, *, user=None) -> HttpResponse:
+def _back_to_probing(label: str, *, user: User | None = None) -> HttpResponse:
     """The probing page again, at the account acted on when there is one."""
     url = reverse("leaderboard_staff:probing", kwargs={"label": label})
     return redirect(f"{url}#account-{user.pk}" if user is not None else url)
@@ -184,4 +188,5 @@ def _back_to_probing(label: str, *, user=None) -> HttpResponse:
 def _errors_as_messages(request: HttpRequest, form: Form) -> None:
     for errors in form.errors.values():
         for error in errors:
-            messages.error(request, error)
+            # An ErrorList yields its messages as text; django-stubs says a ValidationError could come too.
+            messages.error(request, cast(str, error))

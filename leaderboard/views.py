@@ -1,8 +1,12 @@
 from __future__ import annotations
 
+from typing import cast
+
+from django import forms
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
@@ -17,12 +21,14 @@ from evaluation.scoring.vocabulary import OUTCOMES
 from evaluation.selectors import changelog_versions, information_bound
 from leaderboard import charts, feedback, presenters, selectors, services
 from leaderboard.forms import SubmissionForm, VerificationForm
+from leaderboard.http import AuthenticatedHttpRequest
 from leaderboard.models import Submission
 from termite_site import ratelimit
+from termite_site.accounts.models import Team
 
 
 @login_required
-def submission_new(request: HttpRequest) -> HttpResponse:
+def submission_new(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = SubmissionForm(request.POST or None, request.FILES or None, user=request.user)
     version = BenchmarkVersion.objects.latest_published()
     status = 200
@@ -66,11 +72,10 @@ def submission_new(request: HttpRequest) -> HttpResponse:
         if form.errors and status == 200:
             status = 400
     quota = selectors.quota_for(user=request.user, version=version) if version else None
+    # The uploader's teams: SubmissionForm sets the field's queryset, never None.
+    teams = cast("QuerySet[Team]", cast("forms.ModelChoiceField[Team]", form.fields["team"]).queryset)
     team_quotas = (
-        [
-            (team, selectors.team_quota_for(team=team, version=version))
-            for team in form.fields["team"].queryset
-        ]
+        [(team, selectors.team_quota_for(team=team, version=version)) for team in teams]
         if version and settings.TERMITE_TEAM_QUOTAS
         else []
     )
@@ -84,7 +89,7 @@ def submission_new(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 @login_required
-def submission_list(request: HttpRequest) -> HttpResponse:
+def submission_list(request: AuthenticatedHttpRequest) -> HttpResponse:
     submissions = request.user.submissions.filter(withdrawn_at__isnull=True).select_related("version", "team")
     rows = [(submission, feedback.feedback_for(submission, request.user)) for submission in submissions]
     return render(request, "leaderboard/submission_list.html", {"submissions": submissions, "rows": rows})
@@ -137,7 +142,7 @@ def submission_status(request: HttpRequest, pk: int) -> JsonResponse:
 
 @require_POST
 @login_required
-def submission_withdraw(request: HttpRequest, pk: int) -> HttpResponse:
+def submission_withdraw(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     submission = Submission.objects.filter(user=request.user, withdrawn_at__isnull=True, pk=pk).first()
     if submission is None:
         raise Http404("No such submission of yours.")
@@ -152,7 +157,7 @@ def changelog(request: HttpRequest) -> HttpResponse:
     versions = changelog_versions()
     rescorings = selectors.finished_rescorings(versions=versions)
     for version in versions:
-        version.finished_rescorings = rescorings.get(version.pk, [])
+        version.finished_rescorings = rescorings.get(version.pk, [])  # type: ignore[attr-defined]  # for the template
     return render(request, "evaluation/changelog.html", {"versions": versions})
 
 

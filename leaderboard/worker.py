@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
 from django.db import connections
@@ -22,7 +23,7 @@ logger = logging.getLogger(__name__)
 
 
 class ScoringWorker(Worker):
-    def work(self, *args, **kwargs):
+    def work(self, *args: Any, **kwargs: Any) -> bool:
         if not os.environ.get("TERMITE_GOLD_KEY"):
             # settings.py generates one in the embedded mode (DEBUG), but a key generated on this host
             # is its own: it cannot read the gold the importing host encrypted, and every job would fail.

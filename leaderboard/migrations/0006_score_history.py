@@ -4,9 +4,11 @@ import django.db.models.deletion
 import django.utils.timezone
 from django.conf import settings
 from django.db import migrations, models
+from django.db.backends.base.schema import BaseDatabaseSchemaEditor
+from django.db.migrations.state import StateApps
 
 
-def first_scorings(apps, schema_editor):
+def first_scorings(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
     """Submissions scored before histories existed: their scores become the first entry of their history."""
     Submission = apps.get_model("leaderboard", "Submission")
     Scoring = apps.get_model("leaderboard", "Scoring")

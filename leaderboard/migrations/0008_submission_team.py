@@ -6,12 +6,16 @@ submitter of it, with every other submitter of it a member from their first subm
 keep their text team. Going back, each submission gets its team's name as text again; the teams stay.
 """
 
+from typing import Any
+
 import django.db.models.deletion
 from django.db import migrations, models
+from django.db.backends.base.schema import BaseDatabaseSchemaEditor
+from django.db.migrations.state import StateApps
 from django.utils.text import slugify
 
 
-def _slug(name, taken):
+def _slug(name: str, taken: set[str]) -> str:
     # As the app makes them (termite_site.accounts.services), frozen here.
     base = slugify(name)[:120] or "team"
     slug, n = base, 1
@@ -22,14 +26,14 @@ def _slug(name, taken):
     return slug
 
 
-def teams_from_text(apps, schema_editor):
+def teams_from_text(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
     Submission = apps.get_model("leaderboard", "Submission")
     Team = apps.get_model("accounts", "Team")
     Membership = apps.get_model("accounts", "TeamMembership")
     taken = set(Team.objects.values_list("slug", flat=True))
     existing = {" ".join(name.split()).casefold(): pk for pk, name in Team.objects.values_list("pk", "name")}
     # key -> {"name", "texts", "members": {user_id: first created_at}, "first": (created_at, user_id)}
-    found = {}
+    found: dict[str, dict[str, Any]] = {}
     rows = (
         Submission.objects.exclude(team_text="")
         .order_by("created_at", "pk")
@@ -66,7 +70,7 @@ def teams_from_text(apps, schema_editor):
             Submission.objects.filter(team_text=text).update(team_id=team_id)
 
 
-def text_from_teams(apps, schema_editor):
+def text_from_teams(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
     Submission = apps.get_model("leaderboard", "Submission")
     Team = apps.get_model("accounts", "Team")
     for team_id, name in Team.objects.filter(submissions__isnull=False).distinct().values_list("pk", "name"):

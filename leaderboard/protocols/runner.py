@@ -39,7 +39,7 @@ from django.db.models.functions import Coalesce, Now
 from django.utils.translation import gettext as _
 
 from evaluation.models import Question
-from leaderboard.models import ProtocolRun, RunExchange
+from leaderboard.models import ProtocolRun, ProtocolRunQuerySet, RunExchange
 from leaderboard.protocols import catalogue
 from leaderboard.protocols.api_keys import ApiKeyUnreadable, decrypt_api_key
 from leaderboard.protocols.dumps import first_turn_dump
@@ -311,7 +311,7 @@ class _Runner:
         """Stamp the heartbeat and the progress; False when the run is no longer this attempt's to run."""
         return bool(self._alive().update(heartbeat_at=Now(), **self._progress()))
 
-    def _alive(self):
+    def _alive(self) -> ProtocolRunQuerySet:
         return ProtocolRun.objects.filter(
             pk=self.run.pk, status=ProtocolRun.Status.RUNNING, attempts=self.run.attempts
         )

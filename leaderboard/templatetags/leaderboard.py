@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import re
 from datetime import date
+from typing import Any
 
 from django import template
 
@@ -9,7 +10,7 @@ register = template.Library()
 
 
 @register.filter
-def percent(value) -> str:
+def percent(value: float | str | None) -> str:
     """0.4567 → "45.7"; empty for a missing value."""
     if value is None or value == "":
         return "—"
@@ -17,7 +18,7 @@ def percent(value) -> str:
 
 
 @register.filter
-def points(value) -> str:
+def points(value: float | str | None) -> str:
     """A difference of fractions in percentage points, signed: 0.123 → "+12.3"."""
     if value is None or value == "":
         return "—"
@@ -25,7 +26,7 @@ def points(value) -> str:
 
 
 @register.filter
-def p_value(value) -> str:
+def p_value(value: float | str | None) -> str:
     """A p-value with three significant digits: 0.038574 → "0.0386", 1.0 → "1"; "< 0.0001" below that."""
     if value is None or value == "":
         return "—"
@@ -35,7 +36,7 @@ def p_value(value) -> str:
 
 
 @register.filter
-def sort_value(value) -> str:
+def sort_value(value: object) -> str:
     """What static/js/leaderboard.js sorts a cell by: a plain number, an ISO date or lower-case text;
     empty for a missing value, which sorts last. Never localised, unlike {{ value }}."""
     if value is None:
@@ -48,7 +49,7 @@ def sort_value(value) -> str:
 
 
 @register.filter
-def chart_numbers(figure: dict) -> dict:
+def chart_numbers(figure: dict[str, Any]) -> dict[str, Any]:
     """The numbers a plotly figure of leaderboard/charts.py draws, as a table for those who cannot see the
     chart: one column per trace, one row per x value (a database, a hardness level, a day), in the order
     the traces first reach it. Read from the figure itself, so the table and the chart cannot disagree.

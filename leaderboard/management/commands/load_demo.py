@@ -1,6 +1,8 @@
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand, CommandError
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from evaluation.models import ParticipantsSee
 from evaluation.services import VersionStateError
@@ -10,7 +12,7 @@ from leaderboard.demo import DEMO_ADMIN, demo_admin_exists, demo_load
 class Command(BaseCommand):
     help = "Load the demo content and make sure a demo admin exists; prints the admin's credentials."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--dry-run", action="store_true", help="Say what would be done, change nothing.")
         parser.add_argument(
             "--participants-see",
@@ -19,7 +21,7 @@ class Command(BaseCommand):
             "demo), or its schema and data; a demo loaded before may widen to the data, not narrow back",
         )
 
-    def handle(self, *args, dry_run: bool, participants_see: str | None, **options):
+    def handle(self, *args: Any, dry_run: bool, participants_see: str | None, **options: Any) -> None:
         if dry_run:
             exists = demo_admin_exists()
             self.stdout.write(f"Demo admin {DEMO_ADMIN!r}: {'present' if exists else 'would be created'}.")

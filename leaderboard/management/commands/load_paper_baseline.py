@@ -1,6 +1,8 @@
 from __future__ import annotations
 
-from django.core.management.base import CommandError
+from typing import Any
+
+from django.core.management.base import CommandError, CommandParser
 
 from evaluation.management.commands._base import BenchmarkCommand
 from evaluation.models import BenchmarkVersion
@@ -16,11 +18,11 @@ class Command(BenchmarkCommand):
         "Running it again brings the row up to date and adds nothing."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--version", dest="label", required=True, help="The benchmark version's label")
         parser.add_argument("--dry-run", action="store_true", help="Check and print, store nothing")
 
-    def handle(self, *args, label: str, dry_run: bool, **options):
+    def handle(self, *args: Any, label: str, dry_run: bool, **options: Any) -> None:
         version = BenchmarkVersion.objects.filter(label=label).first()
         if version is None:
             raise CommandError(f"--version {label!r}: no such benchmark version.")

@@ -1,4 +1,9 @@
+from __future__ import annotations
+
 import json
+from typing import Any
+
+from django.core.management.base import CommandParser
 
 from evaluation.management.commands._base import BenchmarkCommand
 from leaderboard.probing import probing_report, report_as_json
@@ -11,11 +16,11 @@ class Command(BenchmarkCommand):
         "accounts, each with its evidence. Reads only. With --json, the whole report, SQL included, as JSON."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--version", dest="label", required=True, help="Label of a benchmark version")
         parser.add_argument("--json", dest="as_json", action="store_true", help="Print the report as JSON")
 
-    def handle(self, *args, label, as_json: bool = False, **options):
+    def handle(self, *args: Any, label: str, as_json: bool = False, **options: Any) -> None:
         report = probing_report(version=self.version_named(label))
         if as_json:
             self.stdout.write(json.dumps(report_as_json(report), ensure_ascii=False, indent=2))

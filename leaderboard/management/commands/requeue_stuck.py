@@ -1,4 +1,8 @@
-from django.core.management.base import BaseCommand
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandParser
 
 from leaderboard.run_services import requeue_stuck_runs
 from leaderboard.services import requeue_stuck
@@ -13,12 +17,12 @@ class Command(BaseCommand):
         "Safe to run at any time and from cron; scoring claims each submission atomically."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
             "--dry-run", action="store_true", help="List what would be re-enqueued, change nothing"
         )
 
-    def handle(self, *args, dry_run: bool, **options):
+    def handle(self, *args: Any, dry_run: bool, **options: Any) -> None:
         requeued = requeue_stuck(dry_run=dry_run)
         verb = "Would re-enqueue" if dry_run else "Re-enqueued"
         self.stdout.write(

@@ -1,3 +1,9 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import CommandParser
+
 from evaluation.management.commands._base import BenchmarkCommand
 from leaderboard.models import Rescoring
 from leaderboard.rescoring import rescoring_start
@@ -10,11 +16,11 @@ class Command(BenchmarkCommand):
         "enqueueing only what is left. Each submission keeps its history; the changelog lists what moved."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--version", dest="label", required=True, help="Label of a benchmark version")
         parser.add_argument("--reason", choices=Rescoring.Reason.values, default=Rescoring.Reason.SCORER)
 
-    def handle(self, *args, label, reason, **options):
+    def handle(self, *args: Any, label: str, reason: str, **options: Any) -> None:
         version = self.version_named(label)
         rescoring = rescoring_start(version=version, reason=reason)
         if rescoring is None:

@@ -4,9 +4,10 @@ import json
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.core.management.base import CommandError
+from django.core.management.base import CommandError, CommandParser
 
 from evaluation.management.commands._base import BenchmarkCommand
 from evaluation.models import BenchmarkVersion
@@ -26,7 +27,7 @@ class Command(BenchmarkCommand):
         " prints."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--endpoint", required=True, help="The chat completions URL")
         parser.add_argument("--model", required=True, help="The model name the endpoint expects")
         parser.add_argument("--version", dest="label", required=True, help="Benchmark version label")
@@ -57,7 +58,7 @@ class Command(BenchmarkCommand):
             "--timeout", type=float, default=600, help="With --wait, seconds to wait for the scoring"
         )
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         user = get_user_model().objects.filter(username=options["username"]).first()
         if user is None:
             raise CommandError(f"No user {options['username']!r}.")
@@ -82,8 +83,8 @@ class Command(BenchmarkCommand):
             return
         self._wait(run, timeout=options["timeout"])
 
-    def _data(self, options: dict, version: BenchmarkVersion) -> dict:
-        card = {}
+    def _data(self, options: dict[str, Any], version: BenchmarkVersion) -> dict[str, Any]:
+        card: dict[str, Any] = {}
         if options["card"]:
             try:
                 card = json.loads(options["card"].read_text(encoding="utf-8"))
