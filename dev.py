@@ -3,7 +3,7 @@
 
     python3 dev.py start   # venv, install, migrate, demo content, serve on http://127.0.0.1:8000
     python3 dev.py test    # venv, install, run the whole test suite (extra arguments go to pytest)
-    python3 dev.py lint    # ruff, import-linter (ARCHITECTURE.md's rules) and mypy
+    python3 dev.py lint    # ruff, import-linter (ARCHITECTURE.md's rules) and mypy over the whole codebase
 
 The virtual environment lives in .venv and is reinstalled only when the requirements change.
 """
@@ -67,7 +67,7 @@ def lint(extra: list[str]) -> None:
     run("-m", "ruff", "check", ".", *extra)
     run("-m", "ruff", "format", "--check", ".")
     run("--no-cache", program=VENV / "bin" / "lint-imports")  # ARCHITECTURE.md's rules: layers, no cycles
-    run("-m", "mypy", "evaluation/scoring")  # strict on the scoring library (pyproject.toml)
+    run("-m", "mypy")  # the three apps with django-stubs, strict on the scoring library (pyproject.toml)
 
 
 COMMANDS = {"start": start, "test": test, "lint": lint}

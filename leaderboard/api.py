@@ -31,10 +31,10 @@ from leaderboard import exports, feedback, ranking, selectors, services
 from leaderboard.errata_json import erratum_json
 from leaderboard.feedback import ScoreHistoryJSON
 from leaderboard.forms import CompareForm, SubmissionForm
-from leaderboard.http import AuthenticatedHttpRequest
 from leaderboard.models import Submission
 from leaderboard.openapi import openapi_document
 from termite_site import ratelimit
+from termite_site.accounts.http import AuthenticatedHttpRequest
 from termite_site.accounts.services import api_token_authenticate
 from termite_site.cached_page import accepts_gzip
 from termite_site.http import api_error as error

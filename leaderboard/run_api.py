@@ -14,10 +14,10 @@ from evaluation.models import BenchmarkVersion
 from leaderboard import run_services
 from leaderboard.api import token_required
 from leaderboard.forms import RunForm
-from leaderboard.http import AuthenticatedHttpRequest
 from leaderboard.models import ProtocolRun
 from leaderboard.run_views import start_run
 from termite_site import ratelimit
+from termite_site.accounts.http import AuthenticatedHttpRequest
 from termite_site.http import api_error as error
 from termite_site.http import body_too_large
 

@@ -15,10 +15,10 @@ from django.views.decorators.http import require_GET, require_POST
 from evaluation.models import BenchmarkVersion
 from leaderboard import run_services, services
 from leaderboard.forms import RunForm
-from leaderboard.http import AuthenticatedHttpRequest
 from leaderboard.models import ProtocolRun
 from leaderboard.protocols import catalogue
 from termite_site import ratelimit
+from termite_site.accounts.http import AuthenticatedHttpRequest
 
 
 def _run_of(request: HttpRequest, pk: int) -> ProtocolRun:

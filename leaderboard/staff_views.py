@@ -17,12 +17,12 @@ from django.views.decorators.http import require_POST
 from evaluation.models import BenchmarkVersion
 from evaluation.scoring.score import SCORER_VERSION
 from leaderboard.forms import AccountForm, HideRowsForm, QuotaLowerForm, VerificationForm
-from leaderboard.http import AuthenticatedHttpRequest
 from leaderboard.models import Rescoring, Submission
 from leaderboard.moderation import QuotaNotLowered, submission_quota_lower, submissions_hide
 from leaderboard.probing import probing_report
 from leaderboard.rescoring import rescoring_start
 from leaderboard.services import NotVerifiable, submission_verify
+from termite_site.accounts.http import AuthenticatedHttpRequest
 from termite_site.accounts.models import User
 from termite_site.accounts.services import AccountNotDisabled, account_disable
 from termite_site.decorators import staff_required

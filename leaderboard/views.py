@@ -21,9 +21,9 @@ from evaluation.scoring.vocabulary import OUTCOMES
 from evaluation.selectors import changelog_versions, information_bound
 from leaderboard import charts, feedback, presenters, selectors, services
 from leaderboard.forms import SubmissionForm, VerificationForm
-from leaderboard.http import AuthenticatedHttpRequest
 from leaderboard.models import Submission
 from termite_site import ratelimit
+from termite_site.accounts.http import AuthenticatedHttpRequest
 from termite_site.accounts.models import Team
 
 

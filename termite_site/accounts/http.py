@@ -1,4 +1,4 @@
-"""The request a view sees once login_required or staff_required has let it in."""
+"""The request a view sees once login_required, staff_required or the API's token_required has let it in."""
 
 from __future__ import annotations
 
