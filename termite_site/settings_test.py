@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from urllib.parse import urlsplit, urlunsplit
 
 os.environ.setdefault("SECRET_KEY", "test-only-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz")
 # A fixed, test-only Fernet key: production keys come from the environment.
@@ -18,7 +19,23 @@ os.environ.setdefault("TERMITE_RESULT_RELEASE_SECONDS", "0")
 # suites and TS-EA ask for them (tests/evaluation/test_suites.py, the `demo_with_suites` fixture).
 os.environ.setdefault("TERMITE_SUITE_CANDIDATES", "0")
 
-from termite_site.settings import *  # noqa: F403
+
+def _redis_database_of_worker(url: str, worker: str) -> str:
+    """The Redis URL of pytest-xdist worker `worker` ("gw0", "gw1", ...): the URL's database number plus
+    the worker's. Each worker has its own PostgreSQL test database (pytest-django's suffix) and, through
+    this, its own Redis database, so that no worker's flush or queue reaches another's."""
+    parts = urlsplit(url)
+    database = int(parts.path.strip("/") or 0) + int(worker.removeprefix("gw"))
+    return urlunsplit(parts._replace(path=f"/{database}"))
+
+
+if os.environ.get("PYTEST_XDIST_WORKER") and os.environ.get("REDIS_URL"):
+    os.environ["REDIS_URL"] = _redis_database_of_worker(
+        os.environ["REDIS_URL"], os.environ["PYTEST_XDIST_WORKER"]
+    )
+
+# The settings read the environment prepared above.
+from termite_site.settings import *  # noqa: E402, F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 # Rate-limit counters and cached pages must not leak from one test into the next; the autouse

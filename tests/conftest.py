@@ -7,11 +7,21 @@ TERMITE_REQUIRE_SERVICES=1 (as in CI) a missing or unreachable service fails the
 from __future__ import annotations
 
 import os
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.migrations import migrate_to_latest
+from tests.processes import CHROMIUM, CHROMIUM_ARGS, RUNNING, require_process_lane
 from tests.services import REQUIRE_SERVICES, reachable, require_service, termite_archive_path
+
+if TYPE_CHECKING:
+    from tests.demo_store import StoreRows
+
+# The benchmark store as built once per session: the plain demo, and the demo with its test suites.
+DEMO_ROWS: pytest.StashKey[StoreRows] = pytest.StashKey()
+DEMO_WITH_SUITES_ROWS: pytest.StashKey[StoreRows] = pytest.StashKey()
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -26,6 +36,34 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         pytest.exit(
             f"TERMITE_REQUIRE_SERVICES=1 but not set or unreachable: {', '.join(missing)}", returncode=1
         )
+
+
+@pytest.fixture(autouse=True)
+def _running(request):
+    """Tell the process helpers which test runs, for their check of its lane (tests/processes.py)."""
+    token = RUNNING.set(request.node)
+    yield
+    RUNNING.reset(token)
+
+
+@pytest.fixture(scope="module")
+def browser(request):
+    """Headless Chromium (Debian's), for the module's tests; they must be in the process lane."""
+    require_process_lane("Chromium", request.node)
+    if not Path(CHROMIUM).exists():
+        if REQUIRE_SERVICES:
+            pytest.fail(f"{CHROMIUM} is missing (apt-get install chromium chromium-driver)")
+        pytest.skip(f"{CHROMIUM} is missing")
+    from playwright.sync_api import sync_playwright
+
+    # Playwright's sync API keeps an event loop on this thread while it runs; Django's ORM, which the same
+    # tests use to arrange and check data, refuses to run beside one unless told it is safe (one thread:
+    # it is). Only for as long as Playwright runs, so that no other test runs with the check off.
+    with pytest.MonkeyPatch.context() as patch, sync_playwright() as playwright:
+        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
 
 
 @pytest.fixture
@@ -94,21 +132,76 @@ def reference_url() -> str:
     return require_service("TERMITE_REFERENCE_MYSQL_URL", 3306)
 
 
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker, request):
+    """The test database, migrated, with the demo benchmark in it: built once per session (per xdist
+    worker) and committed, so that every test finds it and rolls back what it did (tests/demo_store.py)."""
+    from evaluation.services import demo_benchmark_load
+    from tests.demo_store import StoreRows
+
+    with django_db_blocker.unblock():
+        demo_benchmark_load()
+        request.config.stash[DEMO_ROWS] = StoreRows.take()
+
+
+@pytest.fixture(autouse=True)
+def _demo_in_the_store(request):
+    """Every test that reads the database finds the demo. A test that commits (`transactional_db`) ends with
+    every table emptied, so the next one gets the demo back: from the rows kept in memory, not the importer.
+    (pytest-django runs those tests last, so this is rare.)"""
+    if _reads_the_database(request):
+        from evaluation.models import BenchmarkVersion
+        from evaluation.services import DEMO_LABEL
+
+        with request.getfixturevalue("django_db_blocker").unblock():
+            if not BenchmarkVersion.objects.filter(label=DEMO_LABEL).exists():
+                request.config.stash[DEMO_ROWS].restore()
+    yield
+
+
+def _reads_the_database(request) -> bool:
+    if not request.config.pluginmanager.has_plugin("django"):
+        return False
+    database_fixtures = {"db", "transactional_db", "live_server", "django_db_reset_sequences"}
+    return request.node.get_closest_marker("django_db") is not None or bool(
+        database_fixtures & set(request.fixturenames)
+    )
+
+
+@pytest.fixture
+def empty_store(db):
+    """No benchmark at all, as on a portal where nothing was imported yet: for the few tests that need it."""
+    from tests.demo_store import store_empty
+
+    store_empty()
+
+
 @pytest.fixture
 def demo_version(db):
-    """The project's own demo benchmark, loaded through the same path as an admin's upload."""
-    from evaluation.services import demo_benchmark_load
+    """The project's own demo benchmark, loaded through the same path as an admin's upload (once per session)."""
+    from evaluation.models import BenchmarkVersion
+    from evaluation.services import DEMO_LABEL
 
-    return demo_benchmark_load()
+    return BenchmarkVersion.objects.get(label=DEMO_LABEL)
 
 
 @pytest.fixture
-def demo_with_suites(db, settings):
-    """The demo benchmark with its test suites, as `dev.py start` loads it (other tests skip suites)."""
-    from evaluation.services import demo_benchmark_load
+def demo_with_suites(db, settings, request):
+    """The demo benchmark with its test suites, as `dev.py start` loads it (other tests skip suites). Built
+    in the first test that asks, then written back from the rows kept in memory, like the plain demo."""
+    from evaluation.models import BenchmarkVersion
+    from evaluation.services import DEMO_LABEL, demo_benchmark_load
+    from tests.demo_store import StoreRows, store_empty
 
     settings.TERMITE_SUITE_CANDIDATES = 12
-    return demo_benchmark_load()
+    kept = request.config.stash.get(DEMO_WITH_SUITES_ROWS, None)
+    if kept is None:
+        store_empty()
+        demo_benchmark_load()
+        request.config.stash[DEMO_WITH_SUITES_ROWS] = StoreRows.take()
+    else:
+        kept.restore()
+    return BenchmarkVersion.objects.get(label=DEMO_LABEL)
 
 
 @pytest.fixture

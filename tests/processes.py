@@ -4,6 +4,7 @@ or an embedded portal (SQLite, in-process scoring) on a data folder of its own."
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import os
 import signal
 import socket
@@ -20,16 +21,47 @@ from django.db import connection
 
 ROOT = Path(__file__).resolve().parents[1]
 
+# Debian's Chromium, driven by Playwright; it never downloads a browser of its own. Without the
+# background-networking flags Chromium keeps calling out of this machine's closed network.
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+# The test (or module, for a module's fixtures) running now: set by tests/conftest.py, so that every
+# helper here can check that what starts a process is in the process lane (`.ci/run`, README "Tests").
+RUNNING: contextvars.ContextVar[pytest.Item | pytest.Module] = contextvars.ContextVar("RUNNING")
+
+
+def require_process_lane(what: str, node: pytest.Item | pytest.Module | None = None) -> None:
+    """Fail a test that starts `what` (a process) without the `processes` marker: it would run in the
+    main lane, beside tests that assume nothing else shares their database, Redis and cores."""
+    node = node or RUNNING.get(None)
+    if node is not None and node.get_closest_marker("processes") is None:
+        pytest.fail(f"{node.nodeid} starts {what}: mark it `pytest.mark.processes` (the process lane)")
+
 
 def require_postgresql() -> None:
     if connection.vendor != "postgresql":
         pytest.skip("separate processes share the test database only on PostgreSQL")
 
 
+def _inherited() -> dict[str, str]:
+    """This process's environment, less pytest-xdist's worker name: a child is no xdist worker, and
+    settings_test.py would move its Redis database once more."""
+    return {name: value for name, value in os.environ.items() if name != "PYTEST_XDIST_WORKER"}
+
+
 def portal_env(**extra: str) -> dict[str, str]:
     database = connection.settings_dict
     return {
-        **os.environ,
+        **_inherited(),
         "DJANGO_SETTINGS_MODULE": "termite_site.settings_test",
         "DATABASE_URL": f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{database['NAME']}",
         "REDIS_URL": settings.REDIS_URL,
@@ -42,7 +74,7 @@ def portal_env(**extra: str) -> dict[str, str]:
 def embedded_env(data_dir: Path) -> dict[str, str]:
     """The embedded mode on a data folder of its own: a SQLite file there, and scoring in-process."""
     inherited = {
-        name: value for name, value in os.environ.items() if name not in ("DATABASE_URL", "REDIS_URL")
+        name: value for name, value in _inherited().items() if name not in ("DATABASE_URL", "REDIS_URL")
     }
     return {
         **inherited,
@@ -53,6 +85,7 @@ def embedded_env(data_dir: Path) -> dict[str, str]:
 
 
 def manage(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
+    require_process_lane("manage.py")
     done = subprocess.run(
         [sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
     )
@@ -63,6 +96,7 @@ def manage(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
 @contextlib.contextmanager
 def serve(env: dict[str, str], *, log: Path, workers: int = 2, threads: int = 1) -> Iterator[str]:
     """gunicorn serving the portal on a free port of 127.0.0.1: its URL, until the block ends."""
+    require_process_lane("gunicorn")
     port = free_port()
     log.parent.mkdir(exist_ok=True)
     command = [sys.executable, "-m", "gunicorn", "termite_site.wsgi:application"]
@@ -92,6 +126,7 @@ def _answers(url: str) -> bool:
 
 def run_worker_burst(**env: str) -> subprocess.CompletedProcess:
     """`rqworker scoring --burst`: works through the queue, then exits."""
+    require_process_lane("an rq worker")
     return subprocess.run(
         [sys.executable, "manage.py", "rqworker", "scoring", "--burst"],
         cwd=ROOT,
@@ -105,6 +140,7 @@ def run_worker_burst(**env: str) -> subprocess.CompletedProcess:
 def start_worker(**env: str) -> subprocess.Popen:
     """A long-running worker in its own process group, so that a test can kill it with its work-horse. It
     listens on both queues, as the README starts it: scoring, and protocol runs."""
+    require_process_lane("an rq worker")
     return subprocess.Popen(
         [sys.executable, "manage.py", "rqworker", "scoring", "protocol"],
         cwd=ROOT,
@@ -117,6 +153,7 @@ def start_worker(**env: str) -> subprocess.Popen:
 
 def start_logged_worker(*, name: str, log: Path, **env: str) -> subprocess.Popen:
     """A long-running worker called `name`, writing its log (and its work-horses') to `log`."""
+    require_process_lane("an rq worker")
     with log.open("w") as out:
         return subprocess.Popen(
             [sys.executable, "manage.py", "rqworker", "scoring", "--name", name],

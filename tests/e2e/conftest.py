@@ -7,7 +7,6 @@ The server and the worker are separate processes sharing the test database, so t
 from __future__ import annotations
 
 import email
-import os
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -15,19 +14,8 @@ from pathlib import Path
 import pytest
 
 from tests.processes import ROOT, portal_env, serve, start_worker, stop
-from tests.services import REQUIRE_SERVICES
 
 SCREENSHOTS = ROOT / "var" / "screenshots"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 
 @pytest.fixture
@@ -70,27 +58,6 @@ def confirmation_links(mailbox) -> Callable[[str], list[str]]:
         return found
 
     return links
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not Path(CHROMIUM).exists():
-        if REQUIRE_SERVICES:
-            pytest.fail(f"{CHROMIUM} is missing (apt-get install chromium chromium-driver)")
-        pytest.skip(f"{CHROMIUM} is missing")
-    from playwright.sync_api import sync_playwright
-
-    # Playwright's sync API keeps an event loop on this thread while it runs; Django's ORM, which the same
-    # tests use to arrange and check data, refuses to run beside one unless told it is safe (one thread:
-    # it is). Only for as long as Playwright runs, so that no other test runs with the check off.
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    try:
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            yield browser
-            browser.close()
-    finally:
-        del os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"]
 
 
 @pytest.fixture

@@ -9,16 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.services import demo_benchmark_load
 from tests.demo import demo_gold, predictions_jsonl
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.processes]
 
 
 def test_a_visitor_signs_up_submits_and_watches_the_results_arrive(
     live_portal, page, screenshot, tmp_path, confirmation_links
 ):
-    demo_benchmark_load()
     page.goto(live_portal)
     page.click("text=Sign up")
     page.fill("#id_username", "giulia")

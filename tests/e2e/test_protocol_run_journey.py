@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from evaluation.services import demo_benchmark_load
 from leaderboard.models import ProtocolRun
 from tests.leaderboard.protocol_runs import good_model
 from tests.openai_stub import OpenAIStub
 from tests.processes import wait_for
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.processes]
 
 
 def progress(page) -> int:
@@ -29,9 +28,9 @@ def loopback_endpoints(monkeypatch):
 
 
 def test_a_participant_runs_the_protocol_and_watches_it_become_a_marked_submission(
-    loopback_endpoints, live_portal, page, screenshot, django_user_model
+    loopback_endpoints, live_portal, page, screenshot, django_user_model, demo_version
 ):
-    version = demo_benchmark_load()
+    version = demo_version
     django_user_model.objects.create_user(
         username="giulia", email="giulia@example.org", password="una-passphrase-lunga-17"
     )

@@ -6,12 +6,11 @@ from __future__ import annotations
 import pytest
 
 from evaluation.scoring.score import SCORER_VERSION
-from evaluation.services import demo_benchmark_load
 from leaderboard.models import Submission
 from leaderboard.services import submission_score
 from tests.demo import demo_gold
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.processes]
 
 OLDER = "1.2.0"
 
@@ -24,9 +23,9 @@ def log_in(page, url: str, username: str, password: str) -> None:
 
 
 def test_staff_rescore_after_a_scorer_change_then_carry_the_submissions_to_a_new_version(
-    live_portal, page, screenshot, django_user_model
+    live_portal, page, screenshot, django_user_model, demo_version
 ):
-    version = demo_benchmark_load()
+    version = demo_version
     django_user_model.objects.create_user(
         "carla", "carla@example.org", "una-passphrase-lunga-17", is_staff=True
     )

@@ -15,7 +15,7 @@ from django.utils import timezone
 from leaderboard.models import Baseline
 from tests.leaderboard.scored import scored_fields
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.processes]
 
 DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}

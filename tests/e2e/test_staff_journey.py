@@ -7,9 +7,8 @@ import json
 import pytest
 
 from evaluation.models import BenchmarkVersion
-from evaluation.services import demo_benchmark_load
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.processes]
 
 DUMP = """CREATE DATABASE negozio; USE negozio;
 CREATE TABLE clienti (id INT NOT NULL AUTO_INCREMENT PRIMARY KEY, nome VARCHAR(40), citta VARCHAR(40)) ENGINE=InnoDB;
@@ -27,7 +26,6 @@ QUESTIONS = [
 def test_staff_add_a_database_read_the_report_and_publish_a_new_version(
     live_portal, page, screenshot, tmp_path, django_user_model
 ):
-    demo_benchmark_load()
     django_user_model.objects.create_user(
         "carla", "carla@example.org", "una-passphrase-lunga-17", is_staff=True
     )

@@ -7,10 +7,9 @@ import hashlib
 
 import pytest
 
-from evaluation.services import demo_benchmark_load
 from tests.demo import demo_gold, predictions_jsonl
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.processes]
 
 PASSWORD = "una-passphrase-lunga-17"
 
@@ -30,7 +29,6 @@ def log_in(browser, portal: str, username: str):
 def test_a_team_submits_a_run_that_staff_verify_and_the_leaderboard_shows_as_the_teams(
     live_portal, browser, page, screenshot, tmp_path, django_user_model
 ):
-    demo_benchmark_load()
     for username, is_staff in (("paolo", False), ("marta", False), ("carla", True)):
         django_user_model.objects.create_user(
             username, f"{username}@example.org", PASSWORD, is_staff=is_staff

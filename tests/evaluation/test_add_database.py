@@ -93,7 +93,7 @@ def test_the_built_copy_compares_text_without_case_like_mysql(draft):
     assert execution.rows == ((2,),)
 
 
-def test_a_dump_that_does_not_parse_is_refused_with_its_line_and_nothing_is_stored(draft):
+def test_a_dump_that_does_not_parse_is_refused_with_its_line_and_nothing_is_stored(draft, empty_store):
     bad = DUMP + "INSERT INTO clienti VALUES (;\n"
     with pytest.raises(SourceError, match=r"database negozio: .*line 5"):
         add(draft, dump=bad)
@@ -119,7 +119,7 @@ def test_the_same_database_name_cannot_be_added_twice(draft):
         add(draft)
 
 
-def test_a_failure_while_storing_leaves_no_rows_and_no_new_files(draft, monkeypatch):
+def test_a_failure_while_storing_leaves_no_rows_and_no_new_files(draft, monkeypatch, empty_store):
     before = set(cache_dir().glob("*")) if cache_dir().exists() else set()
 
     def explode(*args, **kwargs):

@@ -112,7 +112,7 @@ def test_an_archive_that_carries_no_dates_is_dated_today(tmp_path):
 
 
 @pytest.mark.parametrize("value", ["12/02/2024", "2024-13-01", "ieri"])
-def test_an_added_on_that_is_not_a_date_is_refused_before_anything_is_read(tmp_path, value):
+def test_an_added_on_that_is_not_a_date_is_refused_before_anything_is_read(tmp_path, value, empty_store):
     with pytest.raises(CommandError, match="is not a date: use YYYY-MM-DD"):
         import_archive(tmp_path / "absent.zip", "--added-on", value)
     assert not BenchmarkVersion.objects.exists()

@@ -223,7 +223,7 @@ def test_each_invalid_report_is_refused_with_its_field_and_reason(
     assert not Erratum.objects.exists()
 
 
-def test_before_any_version_is_published_a_report_is_refused(client, owner):
+def test_before_any_version_is_published_a_report_is_refused(client, owner, empty_store):
     client.force_login(owner)
     response = client.post(NEW, {"question_id": "biblioteca-001", "description": DESCRIPTION})
     assert response.status_code == 400

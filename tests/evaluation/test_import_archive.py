@@ -17,7 +17,7 @@ def run(path, password="segreto", *extra):
     call_command("import_termite", str(path), "--password", password, *extra)
 
 
-def test_a_small_archive_imports_as_a_published_version(tmp_path, capsys):
+def test_a_small_archive_imports_as_a_published_version(tmp_path, capsys, empty_store):
     path = tmp_path / "bench.zip"
     make_archive(path, archive_members())
     run(path, "segreto", "--version", "0.1", "--name", "Prova")
@@ -63,7 +63,7 @@ def test_the_same_label_with_other_content_is_refused(tmp_path):
         ({"databases/scuola/scuola.sql": None}, "missing databases/scuola/scuola.sql"),
     ],
 )
-def test_a_broken_archive_is_one_clear_error_and_writes_nothing(tmp_path, members, message):
+def test_a_broken_archive_is_one_clear_error_and_writes_nothing(tmp_path, members, message, empty_store):
     path = tmp_path / "bench.zip"
     make_archive(path, archive_members(**members))
     with pytest.raises(CommandError, match=message):
@@ -71,7 +71,7 @@ def test_a_broken_archive_is_one_clear_error_and_writes_nothing(tmp_path, member
     assert not BenchmarkVersion.objects.exists()
 
 
-def test_a_wrong_password_or_a_non_zip_is_refused(tmp_path):
+def test_a_wrong_password_or_a_non_zip_is_refused(tmp_path, empty_store):
     path = tmp_path / "bench.zip"
     make_archive(path, archive_members())
     with pytest.raises(CommandError, match="wrong password"):

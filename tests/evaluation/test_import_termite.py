@@ -30,7 +30,8 @@ from evaluation.services import version_create_draft
 from tests.evaluation.gold_leaks import assert_no_gold, gold_texts
 from tests.services import TERMITE_PASSWORD, TERMITE_QUESTIONS_PER_DATABASE
 
-pytestmark = [pytest.mark.django_db, pytest.mark.termite_archive]
+# Termite is imported into a store that holds nothing else, so that every count here is Termite's own.
+pytestmark = [pytest.mark.django_db, pytest.mark.termite_archive, pytest.mark.usefixtures("empty_store")]
 
 
 def import_archive(path, *extra) -> str:

@@ -11,6 +11,9 @@ from evaluation.gold import encrypt_gold
 from tests.evaluation.test_schema_shown import AUTHORS_DUMP, DUMP
 from tests.migrations import migrate
 
+# Every store these migrations met started empty: the demo the suite shares is not in it.
+pytestmark = pytest.mark.usefixtures("empty_store")
+
 BEFORE = [("evaluation", "0002_version_private_breakdowns")]
 AFTER = [("evaluation", "0003_database_schema_forms")]
 CREATE_STATEMENTS = (

@@ -360,7 +360,9 @@ def test_importing_again_with_another_setting_changes_nothing_and_says_where_to_
     assert BenchmarkVersion.objects.get(label="1.0").participants_see == SCHEMA
 
 
-def test_an_import_with_the_data_is_refused_when_a_dump_quotes_a_gold_and_writes_nothing(tmp_path):
+def test_an_import_with_the_data_is_refused_when_a_dump_quotes_a_gold_and_writes_nothing(
+    tmp_path, empty_store
+):
     members = archive_members()
     members["databases/scuola/scuola.sql"] += "\n-- SELECT COUNT(*) FROM studenti\n"
     with pytest.raises(CommandError, match="the dump of scuola quotes the gold of scuola-001$"):
@@ -368,7 +370,7 @@ def test_an_import_with_the_data_is_refused_when_a_dump_quotes_a_gold_and_writes
     assert not BenchmarkVersion.objects.exists()
 
 
-def test_an_unknown_setting_on_the_command_line_is_refused(tmp_path):
+def test_an_unknown_setting_on_the_command_line_is_refused(tmp_path, empty_store):
     with pytest.raises(CommandError, match="invalid choice: 'everything'"):
         import_small_archive(tmp_path, "--participants-see", "everything")
     assert not BenchmarkVersion.objects.exists()
@@ -391,7 +393,7 @@ def test_staff_upload_an_archive_that_gives_the_data(client, staff, tmp_path):
 # The demo loader
 
 
-def test_the_demo_loads_with_the_data_when_told():
+def test_the_demo_loads_with_the_data_when_told(empty_store):
     version = demo_benchmark_load(participants_see=DATA)
     assert version.participants_see == DATA and version.is_published
     assert "dumps/mysql/ciclismo.sql" in bundle_of(version)

@@ -152,6 +152,7 @@ os._exit(0)
 """
 
 
+@pytest.mark.processes
 def test_a_runaway_child_whose_parent_died_is_ended_by_its_cpu_backstop(demo):
     parent = subprocess.run(
         [sys.executable, "-c", ORPHANING_PARENT, str(demo), UNINTERRUPTIBLE],
@@ -288,6 +289,7 @@ print(" ".join(sorted(m for m in ("sqlglot", "django", "multiprocessing", "datac
 """
 
 
+@pytest.mark.processes
 def test_the_child_imports_neither_sqlglot_nor_other_slow_modules():
     # Every submission waits for the child to start: what it imports is paid each time.
     child = subprocess.run(

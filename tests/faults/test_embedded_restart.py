@@ -9,11 +9,12 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from evaluation.services import demo_benchmark_load
 from leaderboard.models import Submission
 from tests.demo import demo_gold
 from tests.processes import ROOT, free_port, portal_env, require_postgresql, stop, wait_for
 from tests.services import require_service
+
+pytestmark = pytest.mark.processes
 
 
 @pytest.fixture
@@ -28,12 +29,12 @@ def status_of(submission: Submission) -> str:
 
 
 def test_a_submission_left_running_by_a_dead_web_process_is_requeued_and_scored_when_the_portal_starts(
-    shared_database, owner
+    shared_database, owner, demo_version
 ):
     silent = timezone.now() - timedelta(minutes=1)
     submission = Submission.objects.create(
         user=owner,
-        version=demo_benchmark_load(),
+        version=demo_version,
         model_name="M",
         predictions=demo_gold(),
         file_name="p.jsonl",

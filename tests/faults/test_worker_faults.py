@@ -9,7 +9,6 @@ import time
 import pytest
 from django.db import connection
 
-from evaluation.services import demo_benchmark_load
 from leaderboard.jobs import score_submission
 from leaderboard.models import Submission
 from leaderboard.queue import scoring_queue
@@ -25,6 +24,8 @@ from tests.processes import (
     stop,
     wait_for,
 )
+
+pytestmark = pytest.mark.processes
 
 QUICK = {"TERMITE_QUERY_TIMEOUT": "1", "TERMITE_HEARTBEAT_SECONDS": "0.5"}
 
@@ -56,9 +57,9 @@ def heartbeat_of(submission: Submission):
 
 
 def test_a_worker_killed_with_sigkill_mid_job_is_requeued_within_seconds_and_scored_once(
-    fast_heartbeats, owner, slow_predictions
+    fast_heartbeats, owner, slow_predictions, demo_version
 ):
-    submission = upload(owner, demo_benchmark_load(), slow_predictions)
+    submission = upload(owner, demo_version, slow_predictions)
     worker = start_worker(**QUICK)
     try:
         wait_for(lambda: status_of(submission) == "running", what="the worker to claim the submission")
@@ -78,8 +79,8 @@ def test_a_worker_killed_with_sigkill_mid_job_is_requeued_within_seconds_and_sco
     assert requeue_stuck() == []
 
 
-def test_two_workers_racing_for_one_submission_score_it_once(real_services, owner):
-    submission = upload(owner, demo_benchmark_load(), demo_gold())
+def test_two_workers_racing_for_one_submission_score_it_once(real_services, owner, demo_version):
+    submission = upload(owner, demo_version, demo_gold())
     queue = scoring_queue()
     queue.enqueue(score_submission, submission.pk, job_id="race-a")
     queue.enqueue(score_submission, submission.pk, job_id="race-b")
@@ -95,8 +96,10 @@ def test_two_workers_racing_for_one_submission_score_it_once(real_services, owne
     assert results == ["scored", "skipped: not queued", "skipped: not queued"]
 
 
-def test_a_dropped_database_connection_mid_job_loses_nothing(fast_heartbeats, owner, slow_predictions):
-    submission = upload(owner, demo_benchmark_load(), slow_predictions)
+def test_a_dropped_database_connection_mid_job_loses_nothing(
+    fast_heartbeats, owner, slow_predictions, demo_version
+):
+    submission = upload(owner, demo_version, slow_predictions)
     worker = start_worker(**QUICK)
     try:
         wait_for(lambda: status_of(submission) == "running", what="the worker to claim the submission")
@@ -116,8 +119,8 @@ def test_a_dropped_database_connection_mid_job_loses_nothing(fast_heartbeats, ow
     assert (submission.status, submission.attempts) == ("scored", 2)
 
 
-def test_a_database_the_platform_lacks_fails_clearly_and_is_not_retried(real_services, owner):
-    version = demo_benchmark_load()
+def test_a_database_the_platform_lacks_fails_clearly_and_is_not_retried(real_services, owner, demo_version):
+    version = demo_version
     with database_lost(version.databases.get(slug="ciclismo")):
         submission = upload(owner, version, demo_gold())
         assert run_worker_burst().returncode == 0
@@ -160,9 +163,9 @@ def private_redis(real_services):
         stop(server)
 
 
-def test_redis_stopped_while_uploads_arrive_then_restarted_loses_nothing(private_redis, owner):
+def test_redis_stopped_while_uploads_arrive_then_restarted_loses_nothing(private_redis, owner, demo_version):
     servers, start = private_redis
-    version = demo_benchmark_load()
+    version = demo_version
     before = upload(owner, version, demo_gold())
     kill_group(servers[0])
     during = [upload(owner, version, demo_gold()) for _ in range(3)]

@@ -15,21 +15,21 @@ from pathlib import Path
 import pytest
 
 from evaluation.models import BenchmarkVersion, StoredDatabase
-from evaluation.services import demo_benchmark_load
 from leaderboard.models import Submission
 from leaderboard.queue import scoring_queue
 from leaderboard.services import Upload, submission_create
 from tests.demo import demo_gold, predictions_jsonl
 from tests.processes import start_logged_worker, stop, wait_for
 
+pytestmark = pytest.mark.processes
+
 
 @pytest.fixture
-def imported(real_services, tmp_path):
+def imported(real_services, demo_with_suites):
     """The demo with its test suites (so neighbours travel too), imported on this host; its copies here
     are then moved out of reach until the test ends."""
-    real_services.TERMITE_SUITE_CANDIDATES = 12
     real_services.TERMITE_DAILY_QUOTA = real_services.TERMITE_VERSION_QUOTA = 100
-    version = demo_benchmark_load()
+    version = demo_with_suites
     here = real_services.TERMITE_DATABASE_CACHE_DIR
     aside = here.with_name(here.name + ".out-of-reach")
     here.rename(aside)

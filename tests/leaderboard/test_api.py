@@ -286,6 +286,7 @@ def multipart(fields: dict[str, str], *, file_field: str, file_name: str, data: 
     return b"".join(parts) + f"--{boundary}--\r\n".encode(), f"multipart/form-data; boundary={boundary}"
 
 
+@pytest.mark.processes
 def test_concurrent_uploads_on_the_embedded_sqlite_wait_their_turn_and_keep_the_quota(embedded_portal, gold):
     url, token = embedded_portal
     body, content_type = multipart(

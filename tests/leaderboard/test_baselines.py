@@ -80,7 +80,7 @@ def test_a_reference_file_that_does_not_add_up_is_refused(tmp_path):
         paper_baseline_read(broken)
 
 
-def test_the_command_adds_the_gpt35_row_with_its_question_weighted_overall(client):
+def test_the_command_adds_the_gpt35_row_with_its_question_weighted_overall(client, empty_store):
     version = shaped_like_termite()
     output = load("--version", "1.0")
     assert (

@@ -13,7 +13,7 @@ from leaderboard.models import Submission
 pytestmark = pytest.mark.django_db
 
 
-def test_it_loads_the_admin_the_benchmark_and_three_submissions_once(in_process):
+def test_it_loads_the_admin_the_benchmark_and_three_submissions_once(in_process, empty_store):
     assert not demo_admin_exists()
     first = demo_load()
     assert demo_admin_exists() and first.benchmark_loaded and first.submissions_made == 3

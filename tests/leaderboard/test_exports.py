@@ -261,7 +261,7 @@ def test_an_unknown_or_draft_version_is_a_404_error(client, ranked, label):
     assert client.get(csv_url(label)).status_code == 404
 
 
-def test_without_a_published_version_the_json_export_is_a_404_error(client, db):
+def test_without_a_published_version_the_json_export_is_a_404_error(client, db, empty_store):
     response = client.get(JSON)
     assert response.status_code == 404 and response.json()["error"]["code"] == "not_found"
 

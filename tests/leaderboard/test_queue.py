@@ -24,6 +24,7 @@ def test_without_redis_a_job_runs_at_once_in_this_process(settings):
     assert job.return_value() == os.getpid()
 
 
+@pytest.mark.processes
 def test_with_redis_a_job_waits_for_a_worker_and_the_worker_runs_it(redis_url):
     queue = django_rq.get_queue(QUEUE_NAME, connection=redis.Redis.from_url(redis_url), is_async=True)
     queue.empty()

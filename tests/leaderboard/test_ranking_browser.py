@@ -1,10 +1,9 @@
 """static/js/leaderboard.js in Chromium: it sorts, filters and hides column groups as the server does,
-keeps the URL in step, and draws the charts. Skipped where Chromium or Playwright is missing."""
+keeps the URL in step, and draws the charts. Skipped where Chromium is missing."""
 
 from __future__ import annotations
 
 from datetime import date, timedelta
-from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -13,25 +12,8 @@ from django.utils import timezone
 from leaderboard.models import Baseline
 from tests.leaderboard.page_rows import row_names
 from tests.leaderboard.scored import scored_fields
-from tests.services import REQUIRE_SERVICES
 
-CHROMIUM = "/usr/bin/chromium"
-
-
-@pytest.fixture(scope="module")
-def browser():
-    playwright = pytest.importorskip("playwright.sync_api")
-    if not Path(CHROMIUM).exists():
-        if REQUIRE_SERVICES:
-            pytest.fail(f"{CHROMIUM} is missing")
-        pytest.skip(f"{CHROMIUM} is missing")
-    # Playwright's sync API keeps an event loop on this thread; the ORM, which arranges the data here,
-    # refuses to run beside one unless told it is safe (it is: one thread).
-    with pytest.MonkeyPatch.context() as patch, playwright.sync_playwright() as p:
-        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
-        yield chromium
-        chromium.close()
+pytestmark = [pytest.mark.browser, pytest.mark.processes]
 
 
 @pytest.fixture

@@ -235,7 +235,7 @@ def test_an_unknown_or_draft_version_is_not_found(client, board):
     assert client.get(URL, {"version": "bozza"}).status_code == 404
 
 
-def test_without_a_published_version_the_page_says_so(client, db):
+def test_without_a_published_version_the_page_says_so(client, db, empty_store):
     response = client.get(URL)
     assert response.status_code == 200 and 'id="no-version"' in response.content.decode()
 

@@ -201,10 +201,10 @@ def real_queue(transactional_db, redis_url, settings):
     return scoring_queue()
 
 
-def test_upload_then_real_redis_then_rqworker_burst_scores_it(real_queue, owner, gold):
-    from evaluation.services import demo_benchmark_load
+@pytest.mark.processes
+def test_upload_then_real_redis_then_rqworker_burst_scores_it(real_queue, owner, gold, demo_version):
 
-    version = demo_benchmark_load()
+    version = demo_version
     submission = submission_create(
         user=owner,
         version=version,
@@ -220,10 +220,10 @@ def test_upload_then_real_redis_then_rqworker_burst_scores_it(real_queue, owner,
     assert (submission.status, submission.ea, submission.attempts) == ("scored", 1.0, 1)
 
 
-def test_a_worker_starting_up_sweeps_what_a_dead_worker_left(real_queue, owner, gold, settings):
-    from evaluation.services import demo_benchmark_load
+@pytest.mark.processes
+def test_a_worker_starting_up_sweeps_what_a_dead_worker_left(real_queue, owner, gold, settings, demo_version):
 
-    version = demo_benchmark_load()
+    version = demo_version
     submission = Submission.objects.create(
         user=owner,
         version=version,

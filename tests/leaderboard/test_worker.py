@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
-from evaluation.services import demo_benchmark_load
+import pytest
+
 from tests.demo import database_lost
 from tests.processes import run_worker_burst
 
+pytestmark = pytest.mark.processes
 
-def test_a_worker_warms_the_gold_of_the_published_versions_before_it_works(real_services):
-    version = demo_benchmark_load()
+
+def test_a_worker_warms_the_gold_of_the_published_versions_before_it_works(real_services, demo_version):
+    version = demo_version
     done = run_worker_burst()
     assert done.returncode == 0, done.stderr[-2000:]
     assert f"gold cache warmed for {version}" in done.stderr
 
 
-def test_a_worker_that_cannot_warm_a_version_logs_the_error_type_and_still_works(real_services):
-    version = demo_benchmark_load()
+def test_a_worker_that_cannot_warm_a_version_logs_the_error_type_and_still_works(real_services, demo_version):
+    version = demo_version
     with database_lost(version.databases.get(slug="ciclismo")):
         done = run_worker_burst()
     assert done.returncode == 0, done.stderr[-2000:]

@@ -247,7 +247,7 @@ def test_the_cached_leaderboard_rows_follow_the_language(client, ranked):
     assert "reported in the paper, not scored here" in _text(client.get(reverse("leaderboard:leaderboard")))
 
 
-def test_an_empty_leaderboard_says_so_in_italian(client):
+def test_an_empty_leaderboard_says_so_in_italian(client, empty_store):
     text = _in_italian(client, reverse("leaderboard:leaderboard"))
     _assert_phrases(
         text, ["Non è ancora stata pubblicata alcuna versione del benchmark."], ["No benchmark version"]

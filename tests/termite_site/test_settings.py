@@ -18,6 +18,9 @@ PRODUCTION = {
     "TERMITE_GOLD_KEY": "q1v4JQn3bX9b0vJ6wq2m3Zs0xWlC1yH8d7m5P2aTQ0U=",
     "ALLOWED_HOSTS": "termite.example.org",
 }
+# Each probe reads the settings in a Python process of its own, with the environment it is given.
+pytestmark = pytest.mark.processes
+
 PROBE = """
 import json
 from termite_site import settings as s
