@@ -9,7 +9,8 @@
   silent. A beat that finds the run no longer `running` in this attempt (cancelled, deleted, taken over)
   stops it: nothing more is sent.
 - **Bounded**: at most `concurrency` requests in flight (threads; TERMITE_PROTOCOL_MAX_CONCURRENCY bounds
-  it), and the budget (requests, tokens, seconds of running) checked before each request: when it is
+  it), none ahead of what the main thread has stored (a cancel stops what follows, however busy the
+  machine), and the budget (requests, tokens, seconds of running) checked before each request: when it is
   spent the run ends `budget_exhausted`, keeping what was answered.
 - **Retried**: 429 (waiting at least its Retry-After, capped), 5xx, 408, a timeout or any OutboundFailed,
   and a malformed answer (not JSON, no choices) are tried again with exponential backoff and jitter, up to
@@ -28,7 +29,7 @@ import math
 import random
 import threading
 import time
-from collections import defaultdict
+from collections import defaultdict, deque
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
@@ -175,6 +176,8 @@ class _Runner:
         self.done = 0
         self.total = 0
         self.futures: set[Future[Result]] = set()
+        self.planned: deque[Task] = deque()
+        self.workers = 1
         self.pool: ThreadPoolExecutor | None = None
         self.fatal = ""
         self.budget = ""
@@ -212,8 +215,8 @@ class _Runner:
             if ok:
                 self.answers[(kind, database, question_id)] = answer
         self.total = sum(protocol.turns_per_database + len(qs) for qs in self.by_database.values())
-        workers = max(1, min(run.concurrency, settings.TERMITE_PROTOCOL_MAX_CONCURRENCY))
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix=f"run-{run.pk}") as pool:
+        self.workers = max(1, min(run.concurrency, settings.TERMITE_PROTOCOL_MAX_CONCURRENCY))
+        with ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix=f"run-{run.pk}") as pool:
             self.pool = pool
             try:
                 self._work()
@@ -228,6 +231,7 @@ class _Runner:
         for database in self.by_database:
             self._plan_database(database)
         self._beat()
+        self._hand_out()
         while self.futures:
             finished, self.futures = wait(
                 self.futures, timeout=settings.TERMITE_HEARTBEAT_SECONDS, return_when=FIRST_COMPLETED
@@ -239,6 +243,15 @@ class _Runner:
                 if not self.cancelled and not self._beat():
                     self.cancelled = True
                     self.stop.set()
+            self._hand_out()
+
+    def _hand_out(self) -> None:
+        """Give the threads planned tasks, so that at most `workers` are asked or answered but not stored.
+        A thread then asks nothing new until this thread has stored an answer and beaten: a cancel or a
+        spent budget stops what follows however slowly this thread runs (a busy machine, a slow database)."""
+        assert self.pool is not None
+        while self.planned and len(self.futures) < self.workers and not self.stop.is_set():
+            self.futures.add(self.pool.submit(self._ask, self.planned.popleft()))
 
     def _plan_database(self, database: str) -> None:
         if self.protocol.database_turn is None:
@@ -269,8 +282,7 @@ class _Runner:
             self._submit(Task(QUESTION, database, question.public_id, messages, self.tried[key] + 1))
 
     def _submit(self, task: Task) -> None:
-        assert self.pool is not None
-        self.futures.add(self.pool.submit(self._ask, task))
+        self.planned.append(task)
 
     # The main thread: storing what came back, and the heartbeat.
 
