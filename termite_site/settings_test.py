@@ -39,8 +39,11 @@ from termite_site.settings import *  # noqa: E402, F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 # Rate-limit counters and cached pages must not leak from one test into the next; the autouse
-# fixture in tests/conftest.py clears this cache.
-CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+# fixture in tests/conftest.py clears this cache. A portal a test starts (gunicorn and its workers,
+# tests/processes.py) keeps the real settings' cache instead, shared by its processes as in production;
+# the tests that use it empty it before each test.
+if os.environ.get("TERMITE_TEST_PORTAL") != "1":
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 SECURE_SSL_REDIRECT = False
 STORAGES = {**STORAGES, "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}  # noqa: F405
 # Tests never send real mail: it stays in memory, or, where a browser test tells its server to (see

@@ -219,23 +219,12 @@ def gold():
 
 @pytest.fixture
 def make_submission(demo_version, owner):
-    """A stored submission, straight in the table: for tests about what happens after an upload."""
+    """A stored submission of the owner's on the demo, straight in the table (tests/factories.py): for tests
+    about what happens after an upload."""
+    from tests.factories import submission_make
 
-    from leaderboard.models import Submission
-
-    def make(**fields) -> Submission:
-        values = {
-            "user": owner,
-            "version": demo_version,
-            "model_name": "Modello di prova",
-            "predictions": {"biblioteca-001": "SELECT 1"},
-            "file_name": "p.jsonl",
-            "file_sha256": "0" * 64,
-            "file_format": "jsonl",
-            "scorer_version": "1.0.0",
-        }
-        values.update(fields)
-        return Submission.objects.create(**values)
+    def make(**fields):
+        return submission_make(**{"user": owner, "version": demo_version, **fields})
 
     return make
 
@@ -243,14 +232,10 @@ def make_submission(demo_version, owner):
 @pytest.fixture
 def make_team(db, owner):
     """A team made as on the site: owned by `by` (the owner unless told), with `members` in it too."""
-    from termite_site.accounts.models import TeamMembership
-    from termite_site.accounts.services import team_create
+    from tests.factories import team_make
 
     def make(name: str = "Gruppo Torino", *, by=None, members=()):
-        team = team_create(user=by or owner, name=name)
-        for member in members:
-            TeamMembership.objects.create(team=team, user=member)
-        return team
+        return team_make(owner=by or owner, name=name, members=tuple(members))
 
     return make
 

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import redis
 from django.conf import settings
 from django.db import connection
 
@@ -52,7 +53,7 @@ def require_postgresql() -> None:
         pytest.skip("separate processes share the test database only on PostgreSQL")
 
 
-def _inherited() -> dict[str, str]:
+def child_env() -> dict[str, str]:
     """This process's environment, less pytest-xdist's worker name: a child is no xdist worker, and
     settings_test.py would move its Redis database once more."""
     return {name: value for name, value in os.environ.items() if name != "PYTEST_XDIST_WORKER"}
@@ -61,20 +62,33 @@ def _inherited() -> dict[str, str]:
 def portal_env(**extra: str) -> dict[str, str]:
     database = connection.settings_dict
     return {
-        **_inherited(),
+        **child_env(),
         "DJANGO_SETTINGS_MODULE": "termite_site.settings_test",
         "DATABASE_URL": f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{database['NAME']}",
         "REDIS_URL": settings.REDIS_URL,
         "TERMITE_DATA_DIR": str(settings.DATA_DIR),
+        "TERMITE_TEST_PORTAL": "1",
         "ALLOWED_HOSTS": "127.0.0.1,localhost",
         **extra,
     }
 
 
+def portal_cache_clear() -> None:
+    """Empty the cache the portal's processes share in Redis: Django's keys (":1:..."), not the queues
+    that a running worker listens on."""
+    client = redis.Redis.from_url(settings.REDIS_URL)
+    try:
+        keys = list(client.scan_iter(match=":1:*", count=1000))
+        if keys:
+            client.delete(*keys)
+    finally:
+        client.close()
+
+
 def embedded_env(data_dir: Path) -> dict[str, str]:
     """The embedded mode on a data folder of its own: a SQLite file there, and scoring in-process."""
     inherited = {
-        name: value for name, value in _inherited().items() if name not in ("DATABASE_URL", "REDIS_URL")
+        name: value for name, value in child_env().items() if name not in ("DATABASE_URL", "REDIS_URL")
     }
     return {
         **inherited,

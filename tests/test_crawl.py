@@ -23,10 +23,11 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from evaluation.errata import erratum_accept, erratum_decline, erratum_report
 from evaluation.models import Question
 from evaluation.scoring.functions import install_functions
-from leaderboard.models import ProtocolRun, RunExchange
+from leaderboard.models import RunExchange
 from leaderboard.services import submission_score
 from termite_site.accounts.services import api_token_create
 from tests.evaluation.gold_leaks import gold_texts
+from tests.factories import run_make
 
 pytestmark = pytest.mark.django_db
 
@@ -158,10 +159,7 @@ def site(demo_version, owner, other_user, staff, make_submission, make_team, gol
     accepted = erratum_report(reporter=owner, question=question, description=f"{ERRATUM_MARK}: accepted")
     erratum_accept(erratum=accepted, by=staff, public_reason="Ambigua.")
     # A protocol run of the owner's, with its transcript: only the owner and staff may reach it.
-    run = ProtocolRun.objects.create(
-        user=owner, version=demo_version, endpoint_url="http://127.0.0.1:9/v1/chat/completions", model="m",
-        protocol="termite-2turn-it/1", max_requests=10, max_seconds=60, status="finished",
-    )  # fmt: skip
+    run = run_make(user=owner, version=demo_version)
     RunExchange.objects.create(
         run=run, database="biblioteca", question_id=question.public_id, kind="question", attempt=1,
         request=[{"role": "user", "content": question.text}], answer=f"```sql\n{RUN_MARK}\n```",

@@ -13,30 +13,62 @@ from pathlib import Path
 
 import pytest
 
-from tests.processes import ROOT, portal_env, serve, start_worker, stop
+from tests.processes import (
+    ROOT,
+    portal_cache_clear,
+    portal_env,
+    require_postgresql,
+    require_process_lane,
+    serve,
+    start_worker,
+    stop,
+)
+from tests.services import require_service
 
 SCREENSHOTS = ROOT / "var" / "screenshots"
 
 
-@pytest.fixture
-def mailbox(tmp_path) -> Path:
-    """The folder where the portal writes the mail it sends, one file per connection (Django's file back end)."""
-    return tmp_path / "mail"
+@pytest.fixture(scope="module")
+def portal_mailbox(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("mail")
 
 
 @pytest.fixture
-def live_portal(real_services, mailbox):
-    """The portal's URL, served by gunicorn with a real rqworker, both on the test database."""
-    mail = {
+def mailbox(portal_mailbox) -> Path:
+    """The folder where the portal writes the mail it sends, one file per connection (Django's file back
+    end); empty when the test starts."""
+    for path in portal_mailbox.glob("*"):
+        path.unlink()
+    return portal_mailbox
+
+
+@pytest.fixture(scope="module")
+def module_portal(request, django_db_setup, portal_mailbox):
+    """gunicorn and a real rqworker on the test database, started once for the module's tests (none of
+    them kills it), with the module's PORTAL_ENV if it has one: its URL."""
+    require_process_lane("gunicorn and an rq worker", request.node)
+    require_service("DATABASE_URL", 5432)
+    require_service("REDIS_URL", 6379)
+    require_postgresql()
+    env = {
         "EMAIL_BACKEND": "django.core.mail.backends.filebased.EmailBackend",
-        "EMAIL_FILE_PATH": str(mailbox),
+        "EMAIL_FILE_PATH": str(portal_mailbox),
+        **getattr(request.module, "PORTAL_ENV", {}),
     }
-    worker = start_worker()
+    worker = start_worker(**env)
     try:
-        with serve(portal_env(**mail), log=ROOT / "var" / "e2e-server.log") as url:
+        with serve(portal_env(**env), log=ROOT / "var" / f"e2e-{request.node.name}.log") as url:
             yield url
     finally:
         stop(worker)
+
+
+@pytest.fixture
+def live_portal(real_services, module_portal, mailbox) -> str:
+    """The module's portal, its cache and mailbox empty, its database as this test leaves it (committed:
+    `transactional_db`, flushed after the test)."""
+    portal_cache_clear()
+    return module_portal
 
 
 @pytest.fixture

@@ -12,6 +12,9 @@ from tests.processes import wait_for
 
 pytestmark = [pytest.mark.browser, pytest.mark.processes]
 
+# The module's portal (tests/e2e/conftest.py) may call endpoints on loopback, where the stub listens.
+PORTAL_ENV = {"TERMITE_PROTOCOL_ALLOW_LOOPBACK": "1"}
+
 
 def progress(page) -> int:
     """The bar's value; -1 while the page reloads itself."""
@@ -21,14 +24,8 @@ def progress(page) -> int:
         return -1
 
 
-@pytest.fixture
-def loopback_endpoints(monkeypatch):
-    """The portal's processes (started after this fixture) may call endpoints on loopback."""
-    monkeypatch.setenv("TERMITE_PROTOCOL_ALLOW_LOOPBACK", "1")
-
-
 def test_a_participant_runs_the_protocol_and_watches_it_become_a_marked_submission(
-    loopback_endpoints, live_portal, page, screenshot, django_user_model, demo_version
+    live_portal, page, screenshot, django_user_model, demo_version
 ):
     version = demo_version
     django_user_model.objects.create_user(

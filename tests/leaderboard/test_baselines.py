@@ -10,7 +10,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from evaluation.models import BenchmarkVersion, Database, Question
+from evaluation.models import BenchmarkVersion
 from leaderboard.baselines import (
     PAPER_BASELINE_FILE,
     PAPER_GPT35,
@@ -19,6 +19,7 @@ from leaderboard.baselines import (
     paper_baseline_read,
 )
 from leaderboard.models import Baseline
+from tests.factories import version_make
 from tests.leaderboard.scored import scored_fields
 from tests.services import TERMITE_QUESTIONS_PER_DATABASE
 
@@ -31,24 +32,7 @@ PAPER_OVERALL = 10225.58 / 202 / 100
 def shaped_like_termite(label: str = "1.0", databases=TERMITE_QUESTIONS_PER_DATABASE) -> BenchmarkVersion:
     """A published version with Termite's databases and question counts, and no content: enough for a
     baseline, which is never scored."""
-    version = BenchmarkVersion.objects.create(label=label, status="published")
-    for slug, count in databases.items():
-        database = Database.objects.create(
-            version=version, slug=slug, display_name=slug, original_dump="", schema_sql="", sqlite_schema=""
-        )
-        Question.objects.bulk_create(
-            Question(
-                version=version,
-                database=database,
-                public_id=f"{slug}-{n:03d}",
-                position=n,
-                text="",
-                hardness="easy",
-                gold_encrypted="",
-            )
-            for n in range(1, count + 1)
-        )
-    return version
+    return version_make(label=label, databases=databases)
 
 
 def load(*args: str) -> str:
@@ -80,7 +64,7 @@ def test_a_reference_file_that_does_not_add_up_is_refused(tmp_path):
         paper_baseline_read(broken)
 
 
-def test_the_command_adds_the_gpt35_row_with_its_question_weighted_overall(client, empty_store):
+def test_the_command_adds_the_gpt35_row_with_its_question_weighted_overall(client):
     version = shaped_like_termite()
     output = load("--version", "1.0")
     assert (

@@ -9,13 +9,13 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from evaluation.models import BenchmarkVersion
 from evaluation.scoring.significance import Pairs, paired_bootstrap_ci
 from leaderboard.feedback import ComparisonJSON
 from leaderboard.openapi import json_schema
 from leaderboard.services import submission_score
 from termite_site.accounts.services import api_token_create
 from tests.evaluation.gold_leaks import assert_no_gold, gold_texts
+from tests.factories import version_make
 from tests.leaderboard.scored import QUESTION_IDS, outcome_lines, scored_fields
 from tests.leaderboard.test_openapi import violations
 
@@ -289,7 +289,7 @@ def test_scores_without_a_verdict_per_question_cannot_be_tested(client, make_sub
 
 
 def test_submissions_on_different_versions_are_not_tested(client, make_submission, other_user, tested):
-    newer = BenchmarkVersion.objects.create(label="demo-2.0", status="published", published_at=timezone.now())
+    newer = version_make(label="demo-2.0")
     other = make_submission(
         version=newer, user=other_user, outcomes=outcome_lines(RIGHT_B), **scored_fields(11)
     )

@@ -11,12 +11,12 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from evaluation.models import BenchmarkVersion
 from evaluation.scoring.score import SCORER_VERSION
 from evaluation.services import version_create_draft
 from leaderboard.models import Baseline
 from leaderboard.services import submission_score, submission_verify
 from tests.evaluation.gold_leaks import assert_no_gold, gold_texts
+from tests.factories import version_make
 from tests.leaderboard.scored import scored_fields
 
 pytestmark = pytest.mark.django_db
@@ -243,9 +243,7 @@ def test_nothing_private_hidden_withdrawn_or_unscored_is_exported(client, ranked
 
 
 def test_the_json_export_defaults_to_the_latest_published_version(client, ranked, make_submission):
-    newer = BenchmarkVersion.objects.create(
-        label="demo-2.0", name="Termite demo", status="published", published_at=timezone.now() + timedelta(1)
-    )
+    newer = version_make(label="demo-2.0")
     make_submission(version=newer, model_name="Nuovo", **scored_fields(10))
     assert client.get(JSON).json()["version"] == "demo-2.0"
     assert [r["model_name"] for r in client.get(JSON).json()["rows"]] == ["Nuovo"]

@@ -19,7 +19,6 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from evaluation.models import BenchmarkVersion
 from evaluation.services import version_create_draft, version_publish
 from leaderboard import ranking
 from leaderboard.services import (
@@ -29,6 +28,7 @@ from leaderboard.services import (
     submission_withdraw,
 )
 from termite_site.accounts.services import team_rename
+from tests.factories import version_make
 from tests.leaderboard.page_rows import row_names
 from tests.leaderboard.scored import bulk_scored, scored_fields
 
@@ -137,9 +137,7 @@ def test_hiding_from_the_admin_updates_the_leaderboard(client, django_user_model
 
 
 def test_the_cache_key_covers_the_version(client, make_submission, demo_version):
-    other = BenchmarkVersion.objects.create(
-        label="demo-2.0", name="Termite demo", status="published", published_at=timezone.now() + timedelta(1)
-    )
+    other = version_make(label="demo-2.0")
     make_submission(model_name="Della prima", **scored_fields(10))
     make_submission(version=other, model_name="Della seconda", **scored_fields(10))
     first = client.get(JSON, {"version": "demo-1.0"}).json()

@@ -10,12 +10,12 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from evaluation.models import BenchmarkVersion
 from evaluation.scoring.score import SCORER_VERSION
 from evaluation.services import version_create_draft
 from leaderboard.models import Baseline
 from leaderboard.services import submission_score, submission_verify
 from tests.evaluation.gold_leaks import assert_no_gold, gold_texts
+from tests.factories import version_make
 from tests.leaderboard.page_rows import row_names, row_ranks
 from tests.leaderboard.scored import bulk_scored, scored_fields
 
@@ -218,9 +218,7 @@ def test_rows_without_ts_ea_sort_last_in_both_orders(client, make_submission, de
 
 
 def test_a_version_is_chosen_with_a_selector_and_the_latest_is_the_default(client, board, make_submission):
-    newer = BenchmarkVersion.objects.create(
-        label="demo-2.0", name="Termite demo", status="published", published_at=timezone.now() + timedelta(1)
-    )
+    newer = version_make(label="demo-2.0")
     make_submission(version=newer, model_name="Nuovo", **scored_fields(10))
     assert names(client.get(URL)) == ["Nuovo"]
     response = client.get(URL, {"version": "demo-1.0"})
