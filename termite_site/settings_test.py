@@ -29,10 +29,14 @@ def _redis_database_of_worker(url: str, worker: str) -> str:
     return urlunsplit(parts._replace(path=f"/{database}"))
 
 
-if os.environ.get("PYTEST_XDIST_WORKER") and os.environ.get("REDIS_URL"):
-    os.environ["REDIS_URL"] = _redis_database_of_worker(
-        os.environ["REDIS_URL"], os.environ["PYTEST_XDIST_WORKER"]
-    )
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+if _WORKER:
+    # The workers inherit the data folder pytest's own process chose: each keeps its database copies in
+    # a folder of its own, since a test may move a copy aside (tests/demo.py `database_lost`).
+    os.environ["TERMITE_DATA_DIR"] = os.path.join(os.environ["TERMITE_DATA_DIR"], _WORKER)
+    os.makedirs(os.environ["TERMITE_DATA_DIR"], exist_ok=True)
+    if os.environ.get("REDIS_URL"):
+        os.environ["REDIS_URL"] = _redis_database_of_worker(os.environ["REDIS_URL"], _WORKER)
 
 # The settings read the environment prepared above.
 from termite_site.settings import *  # noqa: E402, F403
