@@ -11,6 +11,7 @@ from evaluation import errata, selectors
 from evaluation.bundle import build_bundle, bundle_filename
 from evaluation.forms import ErratumForm
 from termite_site.accounts.http import AuthenticatedHttpRequest
+from termite_site.decorators import confirmed_email_required
 
 
 @require_GET
@@ -34,7 +35,7 @@ def version_detail(request: AuthenticatedHttpRequest, label: str) -> HttpRespons
 
 
 @require_GET
-@login_required
+@confirmed_email_required
 def database_detail(request: AuthenticatedHttpRequest, label: str, slug: str) -> HttpResponse:
     version = selectors.version_for(user=request.user, label=label)
     database = get_object_or_404(version.databases, slug=slug)
@@ -47,7 +48,7 @@ def database_detail(request: AuthenticatedHttpRequest, label: str, slug: str) ->
 
 
 @require_GET
-@login_required
+@confirmed_email_required
 def task_bundle(request: AuthenticatedHttpRequest, label: str) -> HttpResponse:
     version = selectors.version_for(user=request.user, label=label)
     response = HttpResponse(build_bundle(version), content_type="application/zip")
@@ -61,7 +62,7 @@ def errata_list(request: HttpRequest) -> HttpResponse:
     return render(request, "evaluation/errata.html", {"errata": selectors.errata_public()})
 
 
-@login_required
+@confirmed_email_required
 def erratum_new(request: AuthenticatedHttpRequest) -> HttpResponse:
     # A link from a question (?version=LABEL&question_id=ID) fills the form in.
     form = ErratumForm(request.POST or None, user=request.user, initial=request.GET.dict())

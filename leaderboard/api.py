@@ -37,6 +37,7 @@ from termite_site import ratelimit
 from termite_site.accounts.http import AuthenticatedHttpRequest
 from termite_site.accounts.services import api_token_authenticate
 from termite_site.cached_page import accepts_gzip
+from termite_site.decorators import api_confirmed_email_required
 from termite_site.http import api_error as error
 from termite_site.http import body_too_large
 
@@ -216,6 +217,7 @@ def errata(request: AuthenticatedHttpRequest) -> JsonResponse:
 _ERRATUM_FIELDS = ("version", "question_id", "description")
 
 
+@api_confirmed_email_required
 def _report(request: AuthenticatedHttpRequest) -> JsonResponse:
     if body_too_large(request):
         return error(413, "too_large", "The request is too large.")

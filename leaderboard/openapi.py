@@ -363,6 +363,13 @@ _LEADERBOARD_ROW = json_schema(LeaderboardRowJSON)
 _LEADERBOARD = json_schema(LeaderboardJSON, refs={LeaderboardRowJSON: "LeaderboardRow"})
 
 
+# Why an account may not upload, report or run yet (termite_site.decorators.api_confirmed_email_required).
+_UNCONFIRMED = (
+    "The account signed up and has not confirmed its e-mail address yet (`email_unconfirmed`; the link is in"
+    " the mail sent at sign-up, and the profile page sends a new one)"
+)
+
+
 def _errors(*codes: int, described: Mapping[int, str] | None = None) -> dict[str, Any]:
     """The error responses `codes`, each with its usual description unless `described` gives another."""
     usual = {
@@ -538,11 +545,9 @@ def openapi_document(*, server_url: str) -> dict[str, Any]:
                             413,
                             429,
                             described={
-                                403: "The benchmark version takes no submissions (`version_closed`), the"
-                                " account signed up and has not confirmed its e-mail address yet"
-                                " (`email_unconfirmed`; the link is in the mail sent at sign-up, and the"
-                                " profile page sends a new one), or you left the team meanwhile"
-                                " (`not_a_member`)"
+                                403: "The benchmark version takes no submissions (`version_closed`). "
+                                + _UNCONFIRMED
+                                + ". You left the team meanwhile (`not_a_member`)"
                             },
                         ),
                     },
@@ -600,7 +605,7 @@ def openapi_document(*, server_url: str) -> dict[str, Any]:
                     },
                     "responses": {
                         "201": _json({"$ref": "#/components/schemas/Erratum"}, "Filed"),
-                        **_errors(400, 401, 413, 429),
+                        **_errors(400, 401, 403, 413, 429, described={403: _UNCONFIRMED}),
                     },
                 },
             },
@@ -636,7 +641,17 @@ def openapi_document(*, server_url: str) -> dict[str, Any]:
                     },
                     "responses": {
                         "201": _json({"$ref": "#/components/schemas/Run"}, "Started"),
-                        **_errors(400, 401, 403, 413, 429),
+                        **_errors(
+                            400,
+                            401,
+                            403,
+                            413,
+                            429,
+                            described={
+                                403: "The benchmark version takes no submissions (`version_closed`). "
+                                + _UNCONFIRMED
+                            },
+                        ),
                     },
                 },
             },
@@ -686,10 +701,12 @@ def openapi_document(*, server_url: str) -> dict[str, Any]:
                         "201": _json({"$ref": "#/components/schemas/Run"}, "Submitted: see submission_id"),
                         **_errors(
                             401,
+                            403,
                             404,
                             409,
                             described={
-                                409: "Not submitted: the message says why (a quota, no SQL, already submitted)"
+                                403: _UNCONFIRMED,
+                                409: "Not submitted: the message says why (a quota, no SQL, already submitted)",
                             },
                         ),
                     },

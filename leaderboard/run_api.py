@@ -18,6 +18,7 @@ from leaderboard.models import ProtocolRun
 from leaderboard.run_views import start_run
 from termite_site import ratelimit
 from termite_site.accounts.http import AuthenticatedHttpRequest
+from termite_site.decorators import api_confirmed_email_required
 from termite_site.http import api_error as error
 from termite_site.http import body_too_large
 
@@ -74,6 +75,7 @@ def runs(request: AuthenticatedHttpRequest) -> JsonResponse:
     return error(405, "method_not_allowed", "Use GET or POST.")
 
 
+@api_confirmed_email_required
 def _create(request: AuthenticatedHttpRequest) -> JsonResponse:
     limit, window = settings.TERMITE_UPLOAD_RATE_LIMIT
     if ratelimit.hit("run", str(request.user.pk), limit=limit, window=window):
@@ -138,6 +140,7 @@ def run_cancel(request: AuthenticatedHttpRequest, pk: int) -> JsonResponse:
 
 
 @token_required
+@api_confirmed_email_required
 def run_submit(request: AuthenticatedHttpRequest, pk: int) -> JsonResponse:
     if request.method != "POST":
         return error(405, "method_not_allowed", "Use POST.")

@@ -19,6 +19,7 @@ from leaderboard.models import ProtocolRun
 from leaderboard.protocols import catalogue
 from termite_site import ratelimit
 from termite_site.accounts.http import AuthenticatedHttpRequest
+from termite_site.decorators import confirmed_email_required
 
 
 def _run_of(request: HttpRequest, pk: int) -> ProtocolRun:
@@ -44,7 +45,7 @@ def start_run(request: AuthenticatedHttpRequest, form: RunForm) -> ProtocolRun |
     return None
 
 
-@login_required
+@confirmed_email_required
 def run_new(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = RunForm(request.POST or None, user=request.user)
     status = 200
@@ -91,8 +92,8 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @require_GET
-@login_required
-def run_transcript(request: HttpRequest, pk: int) -> StreamingHttpResponse:
+@confirmed_email_required
+def run_transcript(request: AuthenticatedHttpRequest, pk: int) -> StreamingHttpResponse:
     """The transcript as canonical JSONL: the bytes whose sha256 the submission shows."""
     run = _run_of(request, pk)
     response = StreamingHttpResponse(
@@ -132,8 +133,8 @@ def run_delete(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @require_POST
-@login_required
-def run_submit(request: HttpRequest, pk: int) -> HttpResponse:
+@confirmed_email_required
+def run_submit(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     run = _run_of(request, pk)
     try:
         submission = run_services.run_submit(run=run)

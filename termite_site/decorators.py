@@ -1,3 +1,6 @@
+"""Who may reach a view: staff only, or an account whose e-mail address is confirmed (the web page and the
+JSON API each have their own form of the refusal, from the one rule `User.must_confirm_email`)."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -6,9 +9,12 @@ from typing import Concatenate, ParamSpec, cast
 
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http.response import HttpResponseBase
+from django.shortcuts import render
 
 from termite_site.accounts.http import AuthenticatedHttpRequest
+from termite_site.http import api_error
 
 _P = ParamSpec("_P")
 
@@ -27,5 +33,49 @@ def staff_required(
             raise PermissionDenied
         # Checked just above: the user is logged in, so a User.
         return view(cast(AuthenticatedHttpRequest, request), *args, **kwargs)
+
+    return wrapper
+
+
+# What waits for a confirmed address, beside uploads (which `leaderboard.services.submission_create`
+# refuses itself): the task (its questions, schemas and bundle), errata and protocol runs. A throwaway
+# address would otherwise get all of them, and the site could not reach the person behind them.
+
+
+def confirmed_email_required(
+    view: Callable[Concatenate[AuthenticatedHttpRequest, _P], HttpResponseBase],
+) -> Callable[Concatenate[HttpRequest, _P], HttpResponseBase]:
+    """Anonymous visitors go to the login page; an account that must still confirm its address gets, with
+    403, the page that says why and mails a new link (staff never must: `User.must_confirm_email`)."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, /, *args: _P.args, **kwargs: _P.kwargs) -> HttpResponseBase:
+        if not request.user.is_authenticated:
+            return redirect_to_login(request.get_full_path())
+        if request.user.must_confirm_email:
+            # After a new link is mailed, back here: only a page, since the way back is a GET.
+            back = request.get_full_path() if request.method == "GET" else ""
+            return render(request, "accounts/email_unconfirmed.html", {"next": back}, status=403)
+        return view(cast(AuthenticatedHttpRequest, request), *args, **kwargs)
+
+    return wrapper
+
+
+def api_confirmed_email_required(
+    view: Callable[Concatenate[AuthenticatedHttpRequest, _P], JsonResponse],
+) -> Callable[Concatenate[AuthenticatedHttpRequest, _P], JsonResponse]:
+    """The same rule behind the API's token (`leaderboard.api.token_required`): 403 `email_unconfirmed`."""
+
+    @wraps(view)
+    def wrapper(request: AuthenticatedHttpRequest, /, *args: _P.args, **kwargs: _P.kwargs) -> JsonResponse:
+        if request.user.must_confirm_email:
+            return api_error(
+                403,
+                "email_unconfirmed",
+                f"Confirm your e-mail address first: open the link we sent to {request.user.email}, or ask"
+                " for a new one on your profile page. Until then this account gets no questions, errata or"
+                " protocol runs.",
+            )
+        return view(request, *args, **kwargs)
 
     return wrapper

@@ -10,7 +10,9 @@ Every call keeps these rules, each a layer:
    refused unless all of them are public, so a name that also points inside (a public and a private
    address) is refused. Not public: private, loopback, link-local, multicast, reserved, unspecified,
    shared (100.64.0.0/10), site-local, the cloud metadata addresses (`METADATA_ADDRESSES`), and an
-   IPv6 address carrying one of those in IPv4 (mapped `::ffff:a.b.c.d`, 6to4, NAT64).
+   IPv6 address carrying one of those in IPv4 (mapped `::ffff:a.b.c.d`, 6to4, NAT64). The refusal of a
+   name says only that an address of it is not public: never which address or what kind (the portal's
+   resolver may know internal names, and the message would tell them), which the log keeps for staff.
 3. The socket connects to the addresses judged in 2, never to the name again, so a resolver that
    answers differently the second time (DNS rebinding) cannot reach a private address.
 4. TLS verifies the server's certificate against the host's name (which is also sent as SNI), with the
@@ -37,6 +39,7 @@ import http.client
 import io
 import ipaddress
 import json
+import logging
 import re
 import socket
 import ssl
@@ -48,6 +51,8 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
+
+logger = logging.getLogger(__name__)
 
 MAX_URL_CHARS = 2000
 USER_AGENT = "TermitePortal (protocol runs)"
@@ -218,7 +223,8 @@ def _resolved(target: _Target) -> list[str]:
 
 
 def _judge(target: _Target, texts: list[str]) -> list[ipaddress.IPv4Address | ipaddress.IPv6Address]:
-    """The addresses when the host may be called at all of them; OutboundRefused naming the first that may not."""
+    """The addresses when the host may be called at all of them; else OutboundRefused, which names the
+    address and its kind only when the user wrote it as such."""
     addresses = [ipaddress.ip_address(text) for text in texts]
     kinds = [_kind(address) for address in addresses]
     if settings.TERMITE_PROTOCOL_ALLOW_LOOPBACK and all(kind == "loopback" for kind in kinds):
@@ -226,14 +232,16 @@ def _judge(target: _Target, texts: list[str]) -> list[ipaddress.IPv4Address | ip
     for text, kind in zip(texts, kinds, strict=True):
         if kind is None:
             continue
-        values = {"address": text, "host": target.host, "kind": _KINDS[kind]}
-        if text == target.ascii_host:
+        if target.literal:  # the user wrote the address: saying what it is tells them nothing new
             raise OutboundRefused(
-                _("%(address)s is %(kind)s: the portal only calls public addresses.") % values
+                _("%(address)s is %(kind)s: the portal only calls public addresses.")
+                % {"address": text, "kind": _KINDS[kind]}
             )
+        # Neither the address nor its kind, or the message would be a DNS oracle (rule 2): the log has both.
+        logger.warning("refused %s: its address %s is %s", target.host, text, kind)
         raise OutboundRefused(
-            _("The address %(address)s of %(host)s is %(kind)s: the portal only calls public addresses.")
-            % values
+            _("An address of %(host)s is not public: the portal only calls public addresses.")
+            % {"host": target.host}
         )
     if target.scheme == "http":
         raise OutboundRefused(

@@ -206,8 +206,16 @@ def site(demo_version, owner, other_user, staff, make_submission, make_team, gol
     }
 
 
-@pytest.mark.parametrize("who", ["anonymous", "owner", "other_user", "staff"])
-def test_no_page_shows_gold_and_private_work_stays_private(request, who, site):
+@pytest.fixture
+def unconfirmed(django_user_model, password):
+    """An account that signed up and has not confirmed its address: it may not see the questions yet."""
+    return django_user_model.objects.create_user(
+        username="dora", email="dora@example.org", password=password, email_confirmed_at=None
+    )
+
+
+@pytest.mark.parametrize("who", ["anonymous", "owner", "other_user", "unconfirmed", "staff"])
+def test_no_page_shows_gold_and_private_work_stays_private(request, who, site, demo_version):
     client = Client()
     if who != "anonymous":
         user = request.getfixturevalue(who)
@@ -217,7 +225,16 @@ def test_no_page_shows_gold_and_private_work_stays_private(request, who, site):
         client.force_login(user)
     pages = crawl(client, site["seeds"])
     assert len(pages) > 20, sorted(pages)
-    leaks, private_seen, errors, data_seen, errata_seen, runs_seen = [], [], [], [], [], []
+    leaks, private_seen, errors, data_seen, errata_seen, runs_seen, questions_seen = (
+        [],
+        [],
+        [],
+        [],
+        [],
+        [],
+        [],
+    )
+    questions = list(demo_version.questions.values_list("text", flat=True))
     for path, response in pages.items():
         text = " ".join(response.content.decode(errors="replace").split()) + " " + str(dict(response.items()))
         gold_page = who == "staff" and STAFF_GOLD_PAGE.fullmatch(path) is not None
@@ -233,6 +250,8 @@ def test_no_page_shows_gold_and_private_work_stays_private(request, who, site):
             errata_seen.append(path)
         if RUN_MARK in text:
             runs_seen.append(path)
+        if any(" ".join(html.escape(question).split()) in text for question in questions):
+            questions_seen.append(path)
         if response.status_code >= 500:
             errors.append(path)
         if any(value in text for value in site["hidden"]):
@@ -244,13 +263,17 @@ def test_no_page_shows_gold_and_private_work_stays_private(request, who, site):
         assert site["probes"][0].get_absolute_url() in data_seen
     else:
         assert data_seen == []
-    if who in ("anonymous", "other_user"):
+    if who in ("anonymous", "other_user", "unconfirmed"):
         assert private_seen == []
         assert errata_seen == []
         assert runs_seen == []  # a run's transcript is its owner's and staff's
     else:
         assert site["private"].get_absolute_url() in private_seen
         assert site["transcript"] in runs_seen
+    if who in ("anonymous", "unconfirmed"):  # the questions wait for a confirmed address
+        assert questions_seen == []
+    else:
+        assert f"/benchmark/{demo_version.label}/biblioteca/" in questions_seen
     if who == "owner":
         assert errata_seen == ["/errata/mine/"]
     if who == "staff":

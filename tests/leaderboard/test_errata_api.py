@@ -139,7 +139,7 @@ def test_the_openapi_description_types_an_erratum_as_the_api_returns_it(client, 
     document = client.get(reverse("api:openapi")).json()
     assert document["components"]["schemas"]["Erratum"] == json_schema(ErratumJSON)
     post = document["paths"]["/api/v1/errata"]["post"]
-    assert set(post["responses"]) == {"201", "400", "401", "413", "429"}
+    assert set(post["responses"]) == {"201", "400", "401", "403", "413", "429"}
     created = report(client, token, {"question_id": "biblioteca-001", "description": DESCRIPTION}).json()
     listed = client.get(ERRATA, **auth(token)).json()
     schema = {"$ref": "#/components/schemas/Erratum"}

@@ -61,15 +61,20 @@ def test_an_endpoint_resolving_to_a_private_address_fails_the_run_without_a_requ
 ):
     settings.TERMITE_PROTOCOL_ALLOW_LOOPBACK = False
     stub = OpenAIStub(lambda request: None)  # never started: its URL is not the one called
-    run = start_run(owner, demo_version, stub, endpoint_url="https://model.example.org/v1/chat/completions")
+    # One request at a time: with two, both may be asked (and refused) before either refusal is stored.
+    run = start_run(
+        owner, demo_version, stub, endpoint_url="https://model.example.org/v1/chat/completions", concurrency=1
+    )
     resolves_to(address)
     connections = []
     monkeypatch.setattr(socket.socket, "connect", lambda sock, target: connections.append(target))
     run_protocol(run.pk)
     run.refresh_from_db()
     assert run.status == ProtocolRun.Status.FAILED
-    assert run.message.endswith("the portal only calls public addresses.") and address in run.message
-    assert run.requests_done == 1 and run.exchanges.get().error.startswith(f"The address {address} ")
+    # The participant learns that the name is refused, never what it resolved to.
+    refusal = "An address of model.example.org is not public: the portal only calls public addresses."
+    assert run.message.endswith(refusal) and address not in run.message
+    assert run.requests_done == 1 and run.exchanges.get().error == refusal
     assert connections == []
 
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 import datetime
 import ipaddress
 import json
+import logging
+import re
 import socket
 import ssl
 import threading
@@ -30,6 +32,7 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from termite_site import outbound
 from termite_site.outbound import OutboundFailed, OutboundRefused, check_url, post_json
 
+NOT_PUBLIC = "An address of {host} is not public: the portal only calls public addresses."
 PUBLIC = "93.184.215.14"  # a public address: connections to it are stubbed, never made
 LIMITS = {"timeout": 5.0, "max_bytes": 10_000}
 PAYLOAD = {"model": "m", "messages": [{"role": "user", "content": "Considera il seguente database:"}]}
@@ -350,48 +353,65 @@ def test_check_url_allows_http_and_loopback_only_with_the_development_setting(al
 @pytest.mark.parametrize(
     ("addresses", "refused", "kind"),
     [
-        (["10.0.0.1"], "10.0.0.1", "a private address"),
-        (["192.168.1.1"], "192.168.1.1", "a private address"),
-        (["172.16.5.4"], "172.16.5.4", "a private address"),
-        (["fc00::1"], "fc00::1", "a private address"),
-        (["fec0::1"], "fec0::1", "a private address"),  # site-local, which ipaddress calls global
-        (["192.0.2.7"], "192.0.2.7", "a private address"),  # documentation range
-        (["169.254.169.254"], "169.254.169.254", "a cloud metadata address"),
-        (["fd00:ec2::254"], "fd00:ec2::254", "a cloud metadata address"),
+        (["10.0.0.1"], "10.0.0.1", "private"),
+        (["192.168.1.1"], "192.168.1.1", "private"),
+        (["172.16.5.4"], "172.16.5.4", "private"),
+        (["fc00::1"], "fc00::1", "private"),
+        (["fec0::1"], "fec0::1", "private"),  # site-local, which ipaddress calls global
+        (["192.0.2.7"], "192.0.2.7", "private"),  # documentation range
+        (["169.254.169.254"], "169.254.169.254", "metadata"),
+        (["fd00:ec2::254"], "fd00:ec2::254", "metadata"),
         (
             ["192.0.0.192"],
             "192.0.0.192",
-            "a cloud metadata address",
+            "metadata",
         ),  # Oracle's, which ipaddress calls global
-        (["100.64.0.1"], "100.64.0.1", "a shared address of carrier networks (100.64.0.0/10)"),
-        (["::1"], "::1", "a loopback address"),
-        (["127.0.0.2"], "127.0.0.2", "a loopback address"),
-        (["fe80::1"], "fe80::1", "a link-local address"),
-        (["169.254.1.1"], "169.254.1.1", "a link-local address"),
-        (["224.0.0.1"], "224.0.0.1", "a multicast address"),  # which ipaddress calls global
-        (["ff02::1"], "ff02::1", "a multicast address"),
-        (["0.0.0.0"], "0.0.0.0", "the unspecified address"),
-        (["::"], "::", "the unspecified address"),
-        (["240.0.0.1"], "240.0.0.1", "a reserved address"),
+        (["100.64.0.1"], "100.64.0.1", "shared"),
+        (["::1"], "::1", "loopback"),
+        (["127.0.0.2"], "127.0.0.2", "loopback"),
+        (["fe80::1"], "fe80::1", "link-local"),
+        (["169.254.1.1"], "169.254.1.1", "link-local"),
+        (["224.0.0.1"], "224.0.0.1", "multicast"),  # which ipaddress calls global
+        (["ff02::1"], "ff02::1", "multicast"),
+        (["0.0.0.0"], "0.0.0.0", "unspecified"),
+        (["::"], "::", "unspecified"),
+        (["240.0.0.1"], "240.0.0.1", "reserved"),
         # IPv6 forms that reach an IPv4 address: mapped, 6to4, NAT64
-        (["::ffff:127.0.0.1"], "::ffff:127.0.0.1", "a loopback address"),
-        (["::ffff:10.0.0.1"], "::ffff:10.0.0.1", "a private address"),
-        (["2002:a00:1::"], "2002:a00:1::", "a private address"),
-        (["64:ff9b::a9fe:a9fe"], "64:ff9b::a9fe:a9fe", "a cloud metadata address"),
+        (["::ffff:127.0.0.1"], "::ffff:127.0.0.1", "loopback"),
+        (["::ffff:10.0.0.1"], "::ffff:10.0.0.1", "private"),
+        (["2002:a00:1::"], "2002:a00:1::", "private"),
+        (["64:ff9b::a9fe:a9fe"], "64:ff9b::a9fe:a9fe", "metadata"),
         # one refused address refuses the name
-        ([PUBLIC, "10.0.0.1"], "10.0.0.1", "a private address"),
-        (["2606:4700::1111", "fe80::1"], "fe80::1", "a link-local address"),
+        ([PUBLIC, "10.0.0.1"], "10.0.0.1", "private"),
+        (["2606:4700::1111", "fe80::1"], "fe80::1", "link-local"),
     ],
 )
 def test_it_refuses_a_name_with_an_address_that_is_not_public_before_connecting(
-    resolver, connects, addresses, refused, kind
+    resolver, connects, caplog, addresses, refused, kind
 ):
     resolver.answer("model.example", addresses)
-    with pytest.raises(OutboundRefused) as refusal:
+    with (
+        caplog.at_level(logging.WARNING, logger="termite_site.outbound"),
+        pytest.raises(OutboundRefused) as refusal,
+    ):
         _post("https://model.example/v1/chat/completions")
-    assert str(refusal.value) == (
-        f"The address {refused} of model.example is {kind}: the portal only calls public addresses."
-    )
+    assert str(refusal.value) == NOT_PUBLIC.format(host="model.example")
+    assert connects.addresses == []
+    # What it resolved to, and why that is refused, are for staff: in the log only.
+    assert caplog.messages == [f"refused model.example: its address {refused} is {kind}"]
+
+
+@pytest.mark.parametrize("host", ["localhost", "db.internal", "model.example"])
+def test_the_refusal_of_a_name_is_one_sentence_whatever_it_resolves_to(resolver, connects, host):
+    refusals = set()
+    for address in ("10.0.0.1", "127.0.0.1", "169.254.169.254", "::1", "100.64.0.1"):
+        resolver.answer(host, [address])
+        with pytest.raises(OutboundRefused) as refusal:
+            _post(f"https://{host}/v1/chat/completions")
+        refusals.add(str(refusal.value))
+        assert address not in str(refusal.value)
+    assert refusals == {NOT_PUBLIC.format(host=host)}
+    assert not re.search(r"\d+\.\d+\.\d+\.\d+|::|loopback|private|metadata|link-local", refusals.pop())
     assert connects.addresses == []
 
 
@@ -418,7 +438,7 @@ def test_without_the_setting_a_loopback_endpoint_is_refused_before_any_connectio
     resolver.answer("localhost", ["127.0.0.1"])
     with pytest.raises(OutboundRefused, match="127.0.0.1 is a loopback address"):
         _post(server.url("/v1/chat/completions", scheme="https"))
-    with pytest.raises(OutboundRefused, match="The address 127.0.0.1 of localhost is a loopback address"):
+    with pytest.raises(OutboundRefused, match="^An address of localhost is not public"):
         _post(server.url("/v1/chat/completions", scheme="https", host="localhost"))
     with pytest.raises(OutboundRefused, match="must start with https://"):
         _post(server.url("/v1/chat/completions"))
@@ -427,9 +447,7 @@ def test_without_the_setting_a_loopback_endpoint_is_refused_before_any_connectio
 
 def test_an_international_name_is_resolved_in_its_ascii_form(resolver, connects):
     resolver.answer("xn--bcher-kva.example", ["10.0.0.1"])
-    with pytest.raises(
-        OutboundRefused, match=r"^The address 10\.0\.0\.1 of bücher\.example is a private address"
-    ):
+    with pytest.raises(OutboundRefused, match=r"^An address of bücher\.example is not public"):
         _post("https://bücher.example/v1/chat/completions")
     assert resolver.lookups == ["xn--bcher-kva.example"]
 
