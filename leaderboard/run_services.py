@@ -382,7 +382,9 @@ def requeue_stuck_runs(*, dry_run: bool = False) -> list[int]:
     """Re-enqueue runs whose job is gone: `queued` with no live job (Redis was down, or the process that
     held its thread died), or `running` with a heartbeat silent for three beats (its worker died). A
     resumed run never asks again what was answered. Each run is tried at most TERMITE_MAX_ATTEMPTS times,
-    then fails. The runner claims its row atomically, so a run enqueued twice runs once."""
+    then fails. As in `services.requeue_stuck`, a run is requeued only if, locked, it is still as this sweep
+    read it (another worker's sweep may have requeued it meanwhile), and the runner claims its row
+    atomically, so a run enqueued twice runs once."""
     window = timedelta(seconds=liveness.HEARTBEATS_MISSED * settings.TERMITE_HEARTBEAT_SECONDS)
     silent = Q(status=ProtocolRun.Status.RUNNING, heartbeat_at__lt=Now() - window)
     requeued = []
@@ -395,7 +397,10 @@ def requeue_stuck_runs(*, dry_run: bool = False) -> list[int]:
         with transaction.atomic():
             locked = (
                 ProtocolRun.objects.select_for_update()
-                .filter(Q(pk=run.pk) & (Q(status=ProtocolRun.Status.QUEUED) | silent))
+                .filter(
+                    Q(pk=run.pk, status=run.status, enqueued_at=run.enqueued_at)
+                    & (Q(status=ProtocolRun.Status.QUEUED) | silent)
+                )
                 .first()
             )
             if locked is None:

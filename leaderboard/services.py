@@ -227,8 +227,10 @@ def requeue_stuck(*, now: datetime | None = None, dry_run: bool = False) -> list
     - `running` with a heartbeat silent for three beats: its job died mid-way (leaderboard/liveness.py);
     - `running` for longer than TERMITE_STUCK_AFTER_SECONDS, heartbeat or not: a job that never ends;
     - `failed` for a reason that may pass (an error of a service: the database, Redis, a worker's disk).
-    Each is tried at most TERMITE_MAX_ATTEMPTS times, then fails for good. Scoring claims its row
-    atomically, so a submission re-enqueued while its first job still runs is scored once all the same.
+    Each is tried at most TERMITE_MAX_ATTEMPTS times, then fails for good. Several workers may sweep at
+    once: a submission is requeued only if, locked, it is still as this sweep read it, so another sweep's
+    requeue is not repeated; and scoring claims its row atomically, so a submission re-enqueued while its
+    first job still runs is scored once all the same.
     """
     now = now or timezone.now()
     stale = now - timedelta(seconds=settings.TERMITE_STUCK_AFTER_SECONDS)
@@ -239,7 +241,7 @@ def requeue_stuck(*, now: datetime | None = None, dry_run: bool = False) -> list
         if dry_run:
             requeued.append(submission.pk)
             continue
-        retried = _reset_for_retry(pk=submission.pk, stale=stale)
+        retried = _reset_for_retry(seen=submission, stale=stale)
         if retried is not None:
             requeued.append(retried.pk)
             submission_enqueue(submission=retried)
@@ -312,9 +314,10 @@ def _job_alive(submission: Submission) -> bool:
         return False
 
 
-def _reset_for_retry(*, pk: int, stale: datetime) -> Submission | None:
+def _reset_for_retry(*, seen: Submission, stale: datetime) -> Submission | None:
+    unchanged = Q(pk=seen.pk, status=seen.status, enqueued_at=seen.enqueued_at)
     with transaction.atomic():
-        submission = Submission.objects.select_for_update().filter(Q(pk=pk) & _stuck(stale)).first()
+        submission = Submission.objects.select_for_update().filter(unchanged & _stuck(stale)).first()
         if submission is None:
             return None
         if submission.attempts >= settings.TERMITE_MAX_ATTEMPTS:
