@@ -436,15 +436,16 @@ def _run_job_alive(run: ProtocolRun) -> bool:
         return False
 
 
-def start_up_sweep_runs() -> None:
-    """`requeue_stuck_runs` as a starting process runs it: logged, never raising."""
+def sweep_runs() -> None:
+    """`requeue_stuck_runs` as a process runs it on its own (`services.sweep_submissions`): logged, never
+    raising."""
     try:
         requeued = requeue_stuck_runs()
     except Exception as error:
-        logger.warning("start-up sweep of protocol runs skipped: %s", type(error).__name__)
+        logger.warning("sweep of protocol runs skipped: %s", type(error).__name__)
     else:
         if requeued:
-            logger.info("start-up sweep re-enqueued protocol runs %s", requeued)
+            logger.info("sweep re-enqueued protocol runs %s", requeued)
 
 
 def requeue_runs_after_start() -> threading.Thread | None:
@@ -457,7 +458,7 @@ def requeue_runs_after_start() -> threading.Thread | None:
     def sweep() -> None:
         time.sleep((liveness.HEARTBEATS_MISSED + 1) * settings.TERMITE_HEARTBEAT_SECONDS)
         try:
-            start_up_sweep_runs()
+            sweep_runs()
         finally:
             connections.close_all()
 

@@ -257,16 +257,17 @@ def _stuck(stale: datetime) -> Q:
     )
 
 
-def start_up_sweep() -> None:
-    """`requeue_stuck` as a starting process runs it: logged, and never raising, since a sweep that cannot
-    run must not keep a worker or a web process from starting."""
+def sweep_submissions() -> None:
+    """`requeue_stuck` as a process runs it on its own (a worker when it starts and then periodically, a
+    starting embedded web process): logged, and never raising, since a sweep that cannot run must not keep
+    a worker or a web process from starting, nor stop a worker's later sweeps."""
     try:
         requeued = requeue_stuck()
     except Exception as error:
-        logger.warning("start-up sweep skipped: %s", type(error).__name__)
+        logger.warning("sweep of submissions skipped: %s", type(error).__name__)
     else:
         if requeued:
-            logger.info("start-up sweep re-enqueued submissions %s", requeued)
+            logger.info("sweep re-enqueued submissions %s", requeued)
 
 
 def requeue_stuck_after_start() -> threading.Thread | None:
@@ -277,7 +278,7 @@ def requeue_stuck_after_start() -> threading.Thread | None:
     heartbeats are stale (one beat more than the sweeper's window): a submission still beating then is
     being scored by a live sibling process (gunicorn runs several), and is left alone. Requeued
     submissions are scored in this thread, as the in-process queue does. With Redis, the workers sweep
-    when they start (leaderboard/worker.py), and cron runs `requeue_stuck`.
+    when they start and then every TERMITE_SWEEP_SECONDS (leaderboard/worker.py).
     """
     if settings.REDIS_URL:
         return None
@@ -285,7 +286,7 @@ def requeue_stuck_after_start() -> threading.Thread | None:
     def sweep() -> None:
         time.sleep((liveness.HEARTBEATS_MISSED + 1) * settings.TERMITE_HEARTBEAT_SECONDS)
         try:
-            start_up_sweep()
+            sweep_submissions()
         finally:
             connections.close_all()  # this thread's own connections; nothing else closes them
 
