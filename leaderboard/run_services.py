@@ -382,7 +382,9 @@ def requeue_stuck_runs(*, dry_run: bool = False) -> list[int]:
     """Re-enqueue runs whose job is gone: `queued` with no live job (Redis was down, or the process that
     held its thread died), or `running` with a heartbeat silent for three beats (its worker died). A
     resumed run never asks again what was answered. Each run is tried at most TERMITE_MAX_ATTEMPTS times,
-    then fails. The runner claims its row atomically, so a run enqueued twice runs once."""
+    then fails. As in `services.requeue_stuck`, a run is requeued only if, locked, it is still as this sweep
+    read it (another worker's sweep may have requeued it meanwhile), and the runner claims its row
+    atomically, so a run enqueued twice runs once."""
     window = timedelta(seconds=liveness.HEARTBEATS_MISSED * settings.TERMITE_HEARTBEAT_SECONDS)
     silent = Q(status=ProtocolRun.Status.RUNNING, heartbeat_at__lt=Now() - window)
     requeued = []
@@ -395,7 +397,10 @@ def requeue_stuck_runs(*, dry_run: bool = False) -> list[int]:
         with transaction.atomic():
             locked = (
                 ProtocolRun.objects.select_for_update()
-                .filter(Q(pk=run.pk) & (Q(status=ProtocolRun.Status.QUEUED) | silent))
+                .filter(
+                    Q(pk=run.pk, status=run.status, enqueued_at=run.enqueued_at)
+                    & (Q(status=ProtocolRun.Status.QUEUED) | silent)
+                )
                 .first()
             )
             if locked is None:
@@ -431,15 +436,16 @@ def _run_job_alive(run: ProtocolRun) -> bool:
         return False
 
 
-def start_up_sweep_runs() -> None:
-    """`requeue_stuck_runs` as a starting process runs it: logged, never raising."""
+def sweep_runs() -> None:
+    """`requeue_stuck_runs` as a process runs it on its own (`services.sweep_submissions`): logged, never
+    raising."""
     try:
         requeued = requeue_stuck_runs()
     except Exception as error:
-        logger.warning("start-up sweep of protocol runs skipped: %s", type(error).__name__)
+        logger.warning("sweep of protocol runs skipped: %s", type(error).__name__)
     else:
         if requeued:
-            logger.info("start-up sweep re-enqueued protocol runs %s", requeued)
+            logger.info("sweep re-enqueued protocol runs %s", requeued)
 
 
 def requeue_runs_after_start() -> threading.Thread | None:
@@ -452,7 +458,7 @@ def requeue_runs_after_start() -> threading.Thread | None:
     def sweep() -> None:
         time.sleep((liveness.HEARTBEATS_MISSED + 1) * settings.TERMITE_HEARTBEAT_SECONDS)
         try:
-            start_up_sweep_runs()
+            sweep_runs()
         finally:
             connections.close_all()
 

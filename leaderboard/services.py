@@ -227,8 +227,10 @@ def requeue_stuck(*, now: datetime | None = None, dry_run: bool = False) -> list
     - `running` with a heartbeat silent for three beats: its job died mid-way (leaderboard/liveness.py);
     - `running` for longer than TERMITE_STUCK_AFTER_SECONDS, heartbeat or not: a job that never ends;
     - `failed` for a reason that may pass (an error of a service: the database, Redis, a worker's disk).
-    Each is tried at most TERMITE_MAX_ATTEMPTS times, then fails for good. Scoring claims its row
-    atomically, so a submission re-enqueued while its first job still runs is scored once all the same.
+    Each is tried at most TERMITE_MAX_ATTEMPTS times, then fails for good. Several workers may sweep at
+    once: a submission is requeued only if, locked, it is still as this sweep read it, so another sweep's
+    requeue is not repeated; and scoring claims its row atomically, so a submission re-enqueued while its
+    first job still runs is scored once all the same.
     """
     now = now or timezone.now()
     stale = now - timedelta(seconds=settings.TERMITE_STUCK_AFTER_SECONDS)
@@ -239,7 +241,7 @@ def requeue_stuck(*, now: datetime | None = None, dry_run: bool = False) -> list
         if dry_run:
             requeued.append(submission.pk)
             continue
-        retried = _reset_for_retry(pk=submission.pk, stale=stale)
+        retried = _reset_for_retry(seen=submission, stale=stale)
         if retried is not None:
             requeued.append(retried.pk)
             submission_enqueue(submission=retried)
@@ -255,16 +257,17 @@ def _stuck(stale: datetime) -> Q:
     )
 
 
-def start_up_sweep() -> None:
-    """`requeue_stuck` as a starting process runs it: logged, and never raising, since a sweep that cannot
-    run must not keep a worker or a web process from starting."""
+def sweep_submissions() -> None:
+    """`requeue_stuck` as a process runs it on its own (a worker when it starts and then periodically, a
+    starting embedded web process): logged, and never raising, since a sweep that cannot run must not keep
+    a worker or a web process from starting, nor stop a worker's later sweeps."""
     try:
         requeued = requeue_stuck()
     except Exception as error:
-        logger.warning("start-up sweep skipped: %s", type(error).__name__)
+        logger.warning("sweep of submissions skipped: %s", type(error).__name__)
     else:
         if requeued:
-            logger.info("start-up sweep re-enqueued submissions %s", requeued)
+            logger.info("sweep re-enqueued submissions %s", requeued)
 
 
 def requeue_stuck_after_start() -> threading.Thread | None:
@@ -275,7 +278,7 @@ def requeue_stuck_after_start() -> threading.Thread | None:
     heartbeats are stale (one beat more than the sweeper's window): a submission still beating then is
     being scored by a live sibling process (gunicorn runs several), and is left alone. Requeued
     submissions are scored in this thread, as the in-process queue does. With Redis, the workers sweep
-    when they start (leaderboard/worker.py), and cron runs `requeue_stuck`.
+    when they start and then every TERMITE_SWEEP_SECONDS (leaderboard/worker.py).
     """
     if settings.REDIS_URL:
         return None
@@ -283,7 +286,7 @@ def requeue_stuck_after_start() -> threading.Thread | None:
     def sweep() -> None:
         time.sleep((liveness.HEARTBEATS_MISSED + 1) * settings.TERMITE_HEARTBEAT_SECONDS)
         try:
-            start_up_sweep()
+            sweep_submissions()
         finally:
             connections.close_all()  # this thread's own connections; nothing else closes them
 
@@ -312,9 +315,10 @@ def _job_alive(submission: Submission) -> bool:
         return False
 
 
-def _reset_for_retry(*, pk: int, stale: datetime) -> Submission | None:
+def _reset_for_retry(*, seen: Submission, stale: datetime) -> Submission | None:
+    unchanged = Q(pk=seen.pk, status=seen.status, enqueued_at=seen.enqueued_at)
     with transaction.atomic():
-        submission = Submission.objects.select_for_update().filter(Q(pk=pk) & _stuck(stale)).first()
+        submission = Submission.objects.select_for_update().filter(unchanged & _stuck(stale)).first()
         if submission is None:
             return None
         if submission.attempts >= settings.TERMITE_MAX_ATTEMPTS:

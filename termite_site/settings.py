@@ -275,7 +275,10 @@ TERMITE_SUITE_SEED = env_str("TERMITE_SUITE_SEED", "termite")
 # A scoring job stamps its submission's heartbeat this often; the sweeper re-enqueues a `running`
 # submission silent for three beats (its job died), or, whatever its heartbeat, running for longer than
 # TERMITE_STUCK_AFTER_SECONDS (a job that beats but never ends); each at most TERMITE_MAX_ATTEMPTS times.
+# Every worker sweeps every TERMITE_SWEEP_SECONDS, so a dead job is requeued at most three beats and one
+# sweep after it died: 3 x 5 + 15 = 30 s, within the minute a participant may wait for it (README).
 TERMITE_HEARTBEAT_SECONDS = env_float("TERMITE_HEARTBEAT_SECONDS", 5.0)
+TERMITE_SWEEP_SECONDS = env_float("TERMITE_SWEEP_SECONDS", 15.0)
 TERMITE_STUCK_AFTER_SECONDS = env_int("TERMITE_STUCK_AFTER_SECONDS", 1800)
 TERMITE_MAX_ATTEMPTS = env_int("TERMITE_MAX_ATTEMPTS", 3)
 TERMITE_UPLOAD_RATE_LIMIT = (env_int("TERMITE_UPLOAD_LIMIT_PER_HOUR", 30), 3600)

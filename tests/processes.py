@@ -195,19 +195,29 @@ def kill_tree(process: subprocess.Popen, sig: int = signal.SIGKILL) -> None:
             os.kill(pid, sig)
 
 
+def children(pid: int) -> list[int]:
+    """The processes `pid` started that still run: a worker's work-horse, while it has a job."""
+    return _children_by_parent().get(pid, [])
+
+
 def _descendants(pid: int) -> list[int]:
-    parents: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        with contextlib.suppress(OSError):
-            # "pid (command) state ppid ...": the command may hold spaces and parentheses.
-            child, rest = stat.read_text().split(" ", 1)
-            parents.setdefault(int(rest.rsplit(")", 1)[1].split()[1]), []).append(int(child))
+    parents = _children_by_parent()
     found, todo = [], [pid]
     while todo:
         for child in parents.get(todo.pop(), []):
             found.append(child)
             todo.append(child)
     return found
+
+
+def _children_by_parent() -> dict[int, list[int]]:
+    parents: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError):
+            # "pid (command) state ppid ...": the command may hold spaces and parentheses.
+            child, rest = stat.read_text().split(" ", 1)
+            parents.setdefault(int(rest.rsplit(")", 1)[1].split()[1]), []).append(int(child))
+    return parents
 
 
 def stop(process: subprocess.Popen) -> None:

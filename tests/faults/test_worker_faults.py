@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -16,6 +18,7 @@ from leaderboard.services import Upload, requeue_stuck, submission_create
 from tests.demo import database_lost, demo_gold, predictions_jsonl
 from tests.processes import (
     ROOT,
+    children,
     kill_group,
     kill_tree,
     portal_env,
@@ -27,7 +30,8 @@ from tests.processes import (
 
 pytestmark = pytest.mark.processes
 
-QUICK = {"TERMITE_QUERY_TIMEOUT": "1", "TERMITE_HEARTBEAT_SECONDS": "0.5"}
+# A running worker sweeps every second: what its own sweep finds, it finds in seconds.
+QUICK = {"TERMITE_QUERY_TIMEOUT": "1", "TERMITE_HEARTBEAT_SECONDS": "0.5", "TERMITE_SWEEP_SECONDS": "1"}
 
 
 @pytest.fixture
@@ -79,6 +83,29 @@ def test_a_worker_killed_with_sigkill_mid_job_is_requeued_within_seconds_and_sco
     assert requeue_stuck() == []
 
 
+def test_a_work_horse_killed_mid_job_is_found_by_its_running_worker_and_scored_once_within_a_minute(
+    real_services, owner, slow_predictions, demo_version
+):
+    submission = upload(owner, demo_version, slow_predictions)
+    worker = start_worker(**QUICK)
+    try:
+        wait_for(lambda: status_of(submission) == "running", what="the worker to claim the submission")
+        claimed = heartbeat_of(submission)
+        wait_for(lambda: heartbeat_of(submission) > claimed, what="the job's heartbeat")
+        (horse,) = children(worker.pid)
+        os.kill(horse, signal.SIGKILL)  # the work-horse only, mid-job: its worker lives on
+        # No requeue_stuck, no cron, no restart: the running worker's own sweep must find it. The minute
+        # is the promise to participants (README "Running the benchmark"), not a measure of speed.
+        wait_for(
+            lambda: status_of(submission) == "scored", seconds=60, what="the worker to find and score it"
+        )
+    finally:
+        stop(worker)
+    submission.refresh_from_db()
+    assert (submission.status, submission.attempts, submission.scorings.count()) == ("scored", 2, 1)
+    assert submission.scores["outcomes"]["timeout"] == 5 and submission.scores["outcomes"]["correct"] == 18
+
+
 def test_two_workers_racing_for_one_submission_score_it_once(real_services, owner, demo_version):
     submission = upload(owner, demo_version, demo_gold())
     queue = scoring_queue()
@@ -111,8 +138,9 @@ def test_a_dropped_database_connection_mid_job_loses_nothing(
         job = scoring_queue().fetch_job(f"submission-{submission.pk}-0")
         wait_for(lambda: job.get_status(refresh=True) in ("failed", "finished"), what="the job to end")
         assert status_of(submission) == "running"  # the job died with its connection, mid-way
-        wait_for(lambda: requeue_stuck() == [submission.pk], seconds=30, what="the sweeper to requeue it")
-        wait_for(lambda: status_of(submission) == "scored", seconds=120, what="the retried job to score it")
+        wait_for(
+            lambda: status_of(submission) == "scored", seconds=120, what="the worker to sweep and score it"
+        )
     finally:
         stop(worker)
     submission.refresh_from_db()

@@ -1,5 +1,5 @@
 """The run's services beyond the runner: the key at rest, the SSRF refusal as the runner meets it, a quota
-refusal at submission time, the sweep's limit, and the embedded mode's thread."""
+refusal at submission time, the sweep's limit, two sweeps at once, and the embedded mode's thread."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from leaderboard.jobs import run_protocol
 from leaderboard.models import ProtocolRun
 from leaderboard.protocols.api_keys import ApiKeyUnreadable, decrypt_api_key, encrypt_api_key
 from leaderboard.queue import protocol_queue
+from tests.factories import run_make
 from tests.leaderboard.protocol_runs import good_model, start_run
 from tests.openai_stub import OpenAIStub
 
@@ -159,4 +160,33 @@ def test_with_redis_a_run_waits_on_the_protocol_queue_and_the_sweep_leaves_a_liv
     queue.empty()
     assert run_services.requeue_stuck_runs() == [run.pk]  # the job was lost: enqueued again
     assert queue.count == 1
+    queue.empty()
+
+
+def test_two_workers_sweeping_at_once_enqueue_each_lost_run_once(
+    demo_version, owner, redis_url, settings, monkeypatch
+):
+    settings.REDIS_URL = redis_url
+    queue = protocol_queue()
+    queue.empty()
+    silent = timezone.now() - timedelta(minutes=10)
+    lost = [
+        run_make(user=owner, version=demo_version, status="running", attempts=1, heartbeat_at=silent)
+        for _ in range(2)
+    ]
+    # This worker's sweep has read both when it enqueues the first; another worker's sweep then runs
+    # whole before this one locks the second.
+    enqueue, other_sweep = run_services.run_enqueue, []
+
+    def enqueue_then_another_worker_sweeps(*, run: ProtocolRun) -> bool:
+        monkeypatch.setattr(run_services, "run_enqueue", enqueue)
+        enqueued = enqueue(run=run)
+        other_sweep.extend(run_services.requeue_stuck_runs())
+        return enqueued
+
+    monkeypatch.setattr(run_services, "run_enqueue", enqueue_then_another_worker_sweeps)
+    this_sweep = run_services.requeue_stuck_runs()
+    assert len(this_sweep) == len(other_sweep) == 1
+    assert sorted(this_sweep + other_sweep) == sorted(run.pk for run in lost)
+    assert sorted(queue.job_ids) == sorted(f"protocol-run-{run.pk}-1" for run in lost)
     queue.empty()

@@ -8,6 +8,7 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
+from leaderboard import services
 from leaderboard.jobs import score_submission
 from leaderboard.liveness import heartbeat
 from leaderboard.models import Submission
@@ -241,3 +242,30 @@ def test_a_worker_starting_up_sweeps_what_a_dead_worker_left(real_queue, owner, 
     assert worker.returncode == 0, worker.stderr[-2000:]
     submission.refresh_from_db()
     assert (submission.status, submission.attempts) == ("scored", 2)
+
+
+def test_two_workers_sweeping_at_once_enqueue_each_lost_submission_once(
+    real_queue, make_submission, settings, monkeypatch
+):
+    settings.TERMITE_HEARTBEAT_SECONDS = 5
+    settings.TERMITE_STUCK_AFTER_SECONDS = 3600
+    silent = timezone.now() - timedelta(minutes=1)
+    lost = [
+        make_submission(status="running", attempts=1, started_at=silent, heartbeat_at=silent)
+        for _ in range(2)
+    ]
+    # This worker's sweep has read both when it enqueues the first; another worker's sweep then runs
+    # whole before this one locks the second.
+    enqueue, other_sweep = services.submission_enqueue, []
+
+    def enqueue_then_another_worker_sweeps(*, submission: Submission) -> bool:
+        monkeypatch.setattr(services, "submission_enqueue", enqueue)
+        enqueued = enqueue(submission=submission)
+        other_sweep.extend(requeue_stuck())
+        return enqueued
+
+    monkeypatch.setattr(services, "submission_enqueue", enqueue_then_another_worker_sweeps)
+    this_sweep = requeue_stuck()
+    assert len(this_sweep) == len(other_sweep) == 1
+    assert sorted(this_sweep + other_sweep) == sorted(submission.pk for submission in lost)
+    assert sorted(real_queue.job_ids) == sorted(f"submission-{submission.pk}-1" for submission in lost)
