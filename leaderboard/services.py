@@ -27,7 +27,7 @@ from evaluation.scoring.score import SCORER_VERSION
 from evaluation.selectors import question_ids_by_database
 from leaderboard import liveness, ranking, selectors
 from leaderboard.models import Submission
-from leaderboard.queue import scoring_queue
+from leaderboard.queue import enqueue_scoring, scoring_queue
 from termite_site.accounts.models import Team, User
 
 logger = logging.getLogger(__name__)
@@ -206,11 +206,11 @@ def _refuse_over(
 def submission_enqueue(*, submission: Submission) -> bool:
     """Put the submission on the scoring queue; False (and it stays queued for the sweeper) if Redis is down.
 
-    With no Redis the queue is in-process, so this scores the submission before returning.
+    With no Redis the queue is a thread of this process (leaderboard/queue.py): this returns at once.
     """
     submission.mark_enqueued()
     try:
-        scoring_queue().enqueue(SCORE_JOB, submission.pk, job_id=job_id(submission))
+        enqueue_scoring(SCORE_JOB, submission.pk, job_id=job_id(submission))
     except Exception as error:  # the queue being unreachable must not lose or fail the upload
         logger.warning(
             "submission %s stays queued: could not enqueue (%s)", submission.pk, type(error).__name__
@@ -274,7 +274,7 @@ def requeue_stuck_after_start() -> threading.Thread | None:
     was scoring when it died would stay `running` for good. The sweep waits until that process's
     heartbeats are stale (one beat more than the sweeper's window): a submission still beating then is
     being scored by a live sibling process (gunicorn runs several), and is left alone. Requeued
-    submissions are scored in this thread, as the in-process queue does. With Redis, the workers sweep
+    submissions are scored in the embedded queue's threads. With Redis, the workers sweep
     when they start (leaderboard/worker.py), and cron runs `requeue_stuck`.
     """
     if settings.REDIS_URL:

@@ -112,8 +112,7 @@ else:
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env_str("REDIS_URL")
-# Without Redis the scoring queue runs jobs in-process (django-rq's synchronous mode); see
-# leaderboard/queue.py for the in-memory connection that mode still needs.
+# Without Redis, no queue is used: jobs run in threads of the web process (leaderboard/queue.py).
 RQ_QUEUES = {
     "scoring": {
         "URL": REDIS_URL or "redis://127.0.0.1:6379/0",
