@@ -447,5 +447,19 @@ def submission_score(*, submission_id: int) -> str:
         submission.mark_failed("An internal error stopped scoring; it will be retried.", retryable=True)
         return "failed"
     submission.mark_scored(scores=report.as_dict(), outcomes=outcome_rows(report))
+    _warn_if_late(submission)
     leaderboard_changed(version=submission.version)
     return "scored"
+
+
+def _warn_if_late(submission: Submission) -> None:
+    """The release time counts on no scoring outlasting TERMITE_SCORING_BOUND_SECONDS; one that did showed
+    late, and so told how long it ran: the operator should raise the bound (or find the slow host)."""
+    if submission.released_at is not None and submission.scored_at is not None:
+        late = (submission.scored_at - submission.released_at).total_seconds()
+        if late > 0 and settings.TERMITE_RESULT_DELAY_SECONDS:
+            logger.warning(
+                "submission %s was scored %.1f s after its release time: raise TERMITE_SCORING_BOUND_SECONDS",
+                submission.pk,
+                late,
+            )
