@@ -104,8 +104,10 @@ def test_score_history_shows_participants_the_release_time_and_staff_the_real_ti
         _token, raw = api_token_create(user=viewer, name="history")
         url = reverse("api:submission_detail", args=[submission.pk])
         history[viewer] = client.get(url, HTTP_AUTHORIZATION=f"Bearer {raw}").json()["score_history"]
-    assert [entry["scored_at"] for entry in history[owner]] == [submission.released_at.isoformat()]
+    released = submission.created_at + timedelta(seconds=DELAY)
+    assert [entry["scored_at"] for entry in history[owner]] == [released.isoformat()]
     assert [entry["scored_at"] for entry in history[staff]] == [submission.scored_at.isoformat()]
+    assert submission.scored_at != released
 
 
 # A date, a date and a time to the minute, or an ISO 8601 timestamp.
