@@ -76,6 +76,8 @@ def score_version(
     limits = Limits(
         query_seconds=settings.TERMITE_QUERY_TIMEOUT,
         total_seconds=settings.TERMITE_SUBMISSION_BUDGET,
+        # The same seconds bound the predictions' wall time: the release time counts on it (leaderboard).
+        wall_seconds=settings.TERMITE_SUBMISSION_BUDGET,
         max_rows=settings.TERMITE_MAX_RESULT_ROWS,
         max_result_bytes=settings.TERMITE_MAX_RESULT_BYTES,
         max_total_result_bytes=settings.TERMITE_SUBMISSION_RESULT_BYTES,

@@ -127,12 +127,15 @@ def transcript_run(submission: Submission, viewer: Any) -> ProtocolRun | None:
 
 class ScoreHistoryJSON(TypedDict):
     """One scoring of a submission: by which scorer and benchmark version, why (first, carried, scorer,
-    errata), when (ISO 8601, at the release step), and the overall scores it gave (never a breakdown)."""
+    errata), when (ISO 8601: its release time, `models.release_time`; staff see when it was really
+    scored), and the overall scores it gave (never a breakdown)."""
 
     scorer_version: str
     benchmark_version: str
     reason: str
-    scored_at: str
+    scored_at: Annotated[
+        str, Schema(format="date-time", description="When it was released (staff: when it was scored)")
+    ]
     overall: OverallJSON
 
 
@@ -143,7 +146,8 @@ class ScoreHistoryEntry(ScoreHistoryJSON):
 def score_history(
     submission: Submission, viewer: Any, *, now: datetime | None = None
 ) -> list[ScoreHistoryEntry]:
-    """Every scoring of the submission, oldest first, as far as released to this viewer (staff see all)."""
+    """Every scoring of the submission, oldest first, as far as released to this viewer, each at its
+    release time; staff see all, at the time each was scored (how long it took is theirs to see)."""
     staff = viewer.is_authenticated and viewer.is_staff
     moment = now or timezone.now()
     return [
@@ -152,11 +156,11 @@ def score_history(
             "benchmark_version": scoring.benchmark_version,
             "reason": scoring.reason,
             "reason_label": str(scoring.get_reason_display()),
-            "scored_at": scoring.scored_at.isoformat(),
+            "scored_at": (scoring.scored_at if staff else scoring.released_at).isoformat(),
             "overall": scoring.scores["overall"],
         }
         for scoring in submission.scorings.all()
-        if staff or scoring.scored_at <= moment
+        if staff or scoring.released_at <= moment
     ]
 
 

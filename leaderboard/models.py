@@ -19,6 +19,22 @@ from leaderboard.model_card import HOW_IT_RAN, ModelCard
 from termite_site.accounts.models import Team, User
 
 
+def release_time(*, received: datetime, started: datetime) -> datetime:
+    """When participants see how a scoring ended: TERMITE_RESULT_DELAY_SECONDS after the file was
+    `received`, or, when its job `started` late (a long queue), TERMITE_SCORING_BOUND_SECONDS after that.
+    Both are known before anything runs, and no scoring outlasts the bound (the sandbox stops its queries
+    at the submission budget; services.submission_score logs one that ends later): so when a result
+    shows tells how busy the queue was, never how long the file's queries ran. With no delay (0), at once.
+    """
+    delay = settings.TERMITE_RESULT_DELAY_SECONDS
+    if not delay:
+        return started
+    return max(
+        received + timedelta(seconds=delay),
+        started + timedelta(seconds=settings.TERMITE_SCORING_BOUND_SECONDS),
+    )
+
+
 class SubmissionQuerySet(models.QuerySet["Submission"]):
     def visible_to(self, user: User | AnonymousUser) -> SubmissionQuerySet:
         """What a person may open: public scored submissions, plus their own; staff see everything."""
@@ -105,9 +121,10 @@ class Submission(ModelCard):
     # While a job scores the submission, stamped every TERMITE_HEARTBEAT_SECONDS on the database's clock
     # (see leaderboard/liveness.py): a running submission whose stamp goes stale lost its job.
     heartbeat_at = models.DateTimeField(null=True, blank=True)
+    # The real times above are staff's: how long scoring took depends on the hidden data.
     scored_at = models.DateTimeField(null=True, blank=True)
-    # When participants see how scoring ended (leaderboard/feedback.py): how long it took depends on the
-    # hidden data, so the time is rounded up to TERMITE_RESULT_RELEASE_SECONDS after it started.
+    # When participants see how scoring ended (leaderboard/feedback.py), by `release_time`: a function of
+    # when the file came and when its job started, never of how long it ran.
     released_at = models.DateTimeField(null=True, blank=True)
 
     # The results: `scores` is the object `manage.py score --json` prints (ScoresJSON); `outcomes` is per
@@ -202,18 +219,8 @@ class Submission(ModelCard):
         self.status = self.Status.FAILED
         self.failure_reason = reason
         self.failure_retryable = retryable
-        self.released_at = self._release_time(timezone.now())
+        self.released_at = release_time(received=self.created_at, started=self.started_at or timezone.now())
         self.save(update_fields=["status", "failure_reason", "failure_retryable", "released_at"])
-
-    def _release_time(self, finished: datetime, started: datetime | None = None) -> datetime:
-        """The next step of TERMITE_RESULT_RELEASE_SECONDS after the scoring started (the first scoring's
-        start unless `started` says otherwise): when a result shows must not tell how long it took."""
-        quantum = settings.TERMITE_RESULT_RELEASE_SECONDS
-        started = started or self.started_at
-        if not quantum or started is None:
-            return finished
-        steps = max(1, math.ceil((finished - started).total_seconds() / quantum))
-        return started + timedelta(seconds=steps * quantum)
 
     def mark_scored(
         self,
@@ -224,11 +231,14 @@ class Submission(ModelCard):
         rescoring: Rescoring | None = None,
         started: datetime | None = None,
     ) -> Scoring:
-        """The new scores become the current ones, shown to participants at the release step after the
-        scoring `started` (a rescoring's job too: its length must not show); the scoring joins the
-        submission's history."""
+        """The new scores become the current ones, shown to participants at the `release_time` of the
+        scoring's job: this submission's upload and its job's start, or for a rescoring's job, the
+        rescoring's request and the job's `started`. The scoring joins the submission's history."""
         scored_at = timezone.now()
-        self.released_at = self._release_time(scored_at, started)
+        if rescoring is None:
+            self.released_at = release_time(received=self.created_at, started=self.started_at or scored_at)
+        else:
+            self.released_at = release_time(received=rescoring.created_at, started=started or scored_at)
         self.status = self.Status.SCORED
         self.scores = scores
         self.outcomes = outcomes
@@ -259,7 +269,8 @@ class Submission(ModelCard):
             reason=reason or first,
             scorer_version=scores["scorer_version"],
             benchmark_version=self.version.label,
-            scored_at=self.released_at,
+            scored_at=scored_at,
+            released_at=self.released_at,
             scores=scores,
             outcomes=outcomes,
         )
@@ -327,8 +338,9 @@ class Scoring(models.Model):
     reason = models.CharField(max_length=10, choices=Reason.choices)
     scorer_version = models.CharField(max_length=20)
     benchmark_version = models.CharField(max_length=40)
-    # When participants may see it: the release step of leaderboard/feedback.py, as for the first result.
+    # When it was scored (staff's), and when participants may see it (`release_time`, as for the first result).
     scored_at = models.DateTimeField()
+    released_at = models.DateTimeField()
     scores = models.JSONField()
     outcomes = models.JSONField(default=list)
 

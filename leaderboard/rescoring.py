@@ -28,7 +28,7 @@ from evaluation.models import BenchmarkVersion
 from evaluation.scoring.score import SCORER_VERSION
 from evaluation.selectors import question_ids_by_database
 from leaderboard.models import Rescoring, Scoring, Submission
-from leaderboard.queue import scoring_queue
+from leaderboard.queue import enqueue_scoring
 from leaderboard.services import leaderboard_changed, submission_enqueue
 from termite_site.accounts.models import User
 
@@ -74,7 +74,7 @@ def rescoring_start(
 
 def _enqueue(rescoring: Rescoring, submission_id: int) -> None:
     try:
-        scoring_queue().enqueue(
+        enqueue_scoring(
             RESCORE_JOB, submission_id, rescoring.pk, job_id=f"rescore-{rescoring.pk}-{submission_id}"
         )
     except Exception as error:  # starting the rescoring again enqueues what is left

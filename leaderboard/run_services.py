@@ -25,7 +25,6 @@ from django.db import connections, transaction
 from django.db.models import Q
 from django.db.models.functions import Now
 from django.utils import timezone
-from django.utils.module_loading import import_string
 from django.utils.translation import gettext as _
 
 from evaluation.models import BenchmarkVersion
@@ -35,7 +34,7 @@ from leaderboard.models import ProtocolRun, RunExchange, Submission
 from leaderboard.protocols import catalogue
 from leaderboard.protocols.api_keys import encrypt_api_key
 from leaderboard.protocols.dumps import dump_schema_format
-from leaderboard.queue import protocol_queue
+from leaderboard.queue import protocol_queue, run_in_thread
 from termite_site.accounts.models import Team, User
 from termite_site.outbound import OutboundRefused, check_url
 
@@ -161,16 +160,13 @@ def _storable_card(card: dict[str, Any]) -> dict[str, Any]:
 def run_enqueue(*, run: ProtocolRun) -> bool:
     """Put the run on the protocol queue; False (and it stays queued for the sweep) if Redis is down.
 
-    With no Redis (the embedded mode) the run goes to a thread of this process instead: a run waits on the
-    endpoint for minutes, so it cannot run inside the request that started it, as scoring does. A web
-    process that dies takes its threads along; the sweep it runs when it starts again resumes them.
+    With no Redis (the embedded mode) the run goes to a thread of this process instead (`queue.run_in_thread`),
+    as scoring does. A web process that dies takes its threads along; the sweep it runs when it starts
+    again resumes them.
     """
     ProtocolRun.objects.filter(pk=run.pk).update(enqueued_at=timezone.now())
     if not settings.REDIS_URL:
-        thread = threading.Thread(
-            target=_run_in_thread, args=(run.pk,), name=f"protocol-run-{run.pk}", daemon=True
-        )
-        thread.start()
+        run_in_thread(RUN_JOB, run.pk, name=f"protocol-run-{run.pk}")
         return True
     try:
         protocol_queue().enqueue(RUN_JOB, run.pk, job_id=run_job_id(run))
@@ -179,15 +175,6 @@ def run_enqueue(*, run: ProtocolRun) -> bool:
         ProtocolRun.objects.filter(pk=run.pk).update(enqueued_at=None)
         return False
     return True
-
-
-def _run_in_thread(run_id: int) -> None:
-    try:
-        import_string(RUN_JOB)(run_id)
-    except Exception as error:
-        logger.error("run %s: stopped by %s", run_id, type(error).__name__)
-    finally:
-        connections.close_all()  # this thread's own connections; nothing else closes them
 
 
 def run_job_id(run: ProtocolRun) -> str:

@@ -27,7 +27,7 @@ from evaluation.scoring.score import SCORER_VERSION
 from evaluation.selectors import question_ids_by_database
 from leaderboard import liveness, ranking, selectors
 from leaderboard.models import Submission
-from leaderboard.queue import scoring_queue
+from leaderboard.queue import enqueue_scoring, scoring_queue
 from termite_site.accounts.models import Team, User
 
 logger = logging.getLogger(__name__)
@@ -206,11 +206,11 @@ def _refuse_over(
 def submission_enqueue(*, submission: Submission) -> bool:
     """Put the submission on the scoring queue; False (and it stays queued for the sweeper) if Redis is down.
 
-    With no Redis the queue is in-process, so this scores the submission before returning.
+    With no Redis the queue is a thread of this process (leaderboard/queue.py): this returns at once.
     """
     submission.mark_enqueued()
     try:
-        scoring_queue().enqueue(SCORE_JOB, submission.pk, job_id=job_id(submission))
+        enqueue_scoring(SCORE_JOB, submission.pk, job_id=job_id(submission))
     except Exception as error:  # the queue being unreachable must not lose or fail the upload
         logger.warning(
             "submission %s stays queued: could not enqueue (%s)", submission.pk, type(error).__name__
@@ -277,8 +277,8 @@ def requeue_stuck_after_start() -> threading.Thread | None:
     was scoring when it died would stay `running` for good. The sweep waits until that process's
     heartbeats are stale (one beat more than the sweeper's window): a submission still beating then is
     being scored by a live sibling process (gunicorn runs several), and is left alone. Requeued
-    submissions are scored in this thread, as the in-process queue does. With Redis, the workers sweep
-    when they start and then every TERMITE_SWEEP_SECONDS (leaderboard/worker.py).
+    submissions are scored in the embedded queue's threads. With Redis, the workers sweep when they start
+    and then every TERMITE_SWEEP_SECONDS (leaderboard/worker.py).
     """
     if settings.REDIS_URL:
         return None
@@ -451,5 +451,19 @@ def submission_score(*, submission_id: int) -> str:
         submission.mark_failed("An internal error stopped scoring; it will be retried.", retryable=True)
         return "failed"
     submission.mark_scored(scores=report.as_dict(), outcomes=outcome_rows(report))
+    _warn_if_late(submission)
     leaderboard_changed(version=submission.version)
     return "scored"
+
+
+def _warn_if_late(submission: Submission) -> None:
+    """The release time counts on no scoring outlasting TERMITE_SCORING_BOUND_SECONDS; one that did showed
+    late, and so told how long it ran: the operator should raise the bound (or find the slow host)."""
+    if submission.released_at is not None and submission.scored_at is not None:
+        late = (submission.scored_at - submission.released_at).total_seconds()
+        if late > 0 and settings.TERMITE_RESULT_DELAY_SECONDS:
+            logger.warning(
+                "submission %s was scored %.1f s after its release time: raise TERMITE_SCORING_BOUND_SECONDS",
+                submission.pk,
+                late,
+            )

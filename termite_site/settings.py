@@ -10,6 +10,7 @@ from pathlib import Path
 
 import dj_database_url
 from cryptography.fernet import Fernet
+from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
 
 from termite_site import upload_caps
@@ -112,8 +113,7 @@ else:
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env_str("REDIS_URL")
-# Without Redis the scoring queue runs jobs in-process (django-rq's synchronous mode); see
-# leaderboard/queue.py for the in-memory connection that mode still needs.
+# Without Redis, no queue is used: jobs run in threads of the web process (leaderboard/queue.py).
 RQ_QUEUES = {
     "scoring": {
         "URL": REDIS_URL or "redis://127.0.0.1:6379/0",
@@ -223,8 +223,25 @@ TERMITE_DATABASE_CACHE_DIR = Path(
     env_str("TERMITE_DATABASE_CACHE_DIR", str(DATA_DIR / "databases"))
 ).resolve()
 TERMITE_QUERY_TIMEOUT = env_float("TERMITE_QUERY_TIMEOUT", 2.0)
-# Wall-clock seconds all the predictions of one submission may spend executing.
-TERMITE_SUBMISSION_BUDGET = env_float("TERMITE_SUBMISSION_BUDGET", 120.0)
+# Wall-clock seconds all the predictions of one submission may take, from the first query's start to the
+# last one's end, whatever happens in between (comparing results, a sandbox child started again): past it,
+# every query left is a timeout. What a scoring does before its first query is bounded by the rest of
+# TERMITE_SCORING_BOUND_SECONDS: the sandbox starting, copying the databases, transpiling, the gold queries
+# of a cold cache.
+TERMITE_SUBMISSION_BUDGET = env_float("TERMITE_SUBMISSION_BUDGET", 60.0)
+TERMITE_SCORING_BOUND_SECONDS = env_float("TERMITE_SCORING_BOUND_SECONDS", 90.0)
+# How long scoring took depends on the hidden data, so participants see how it ended only at
+# max(received + TERMITE_RESULT_DELAY_SECONDS, started + TERMITE_SCORING_BOUND_SECONDS): a function of when
+# the file came and of the queue, never of how long its queries ran (leaderboard/models.py, release_time).
+# 0 shows a result as soon as it is stored (the tests; a portal with nothing to hide).
+TERMITE_RESULT_DELAY_SECONDS = env_float("TERMITE_RESULT_DELAY_SECONDS", 120.0)
+if TERMITE_SCORING_BOUND_SECONDS < TERMITE_SUBMISSION_BUDGET or (
+    0 < TERMITE_RESULT_DELAY_SECONDS < TERMITE_SUBMISSION_BUDGET
+):
+    raise ImproperlyConfigured(
+        "TERMITE_SCORING_BOUND_SECONDS, and TERMITE_RESULT_DELAY_SECONDS unless 0, must be at least"
+        " TERMITE_SUBMISSION_BUDGET: a result must not show before its queries could have ended."
+    )
 
 LOGGING = {
     "version": 1,
@@ -265,9 +282,6 @@ TERMITE_PROBING_MAX_CHANGED = env_int("TERMITE_PROBING_MAX_CHANGED", 5)
 TERMITE_PROBING_TRIVIAL_SHARE = env_float("TERMITE_PROBING_TRIVIAL_SHARE", 0.5)
 TERMITE_PROBING_SIMILARITY = env_float("TERMITE_PROBING_SIMILARITY", 0.9)
 TERMITE_PROBING_COMMON_SHARE = env_float("TERMITE_PROBING_COMMON_SHARE", 0.1)
-# How long scoring took depends on the hidden data: participants see a result only at the next multiple
-# of this many seconds after scoring started, so the time tells at most log2(job time / this + 1) bits.
-TERMITE_RESULT_RELEASE_SECONDS = env_int("TERMITE_RESULT_RELEASE_SECONDS", 10)
 # Test suites (evaluation/scoring/suites.py): neighbour databases generated per database at import, of which
 # at most 8 are kept; the seed makes them reproducible (same archive and seed, same bytes). 0 builds none.
 TERMITE_SUITE_CANDIDATES = env_int("TERMITE_SUITE_CANDIDATES", 40)

@@ -13,8 +13,8 @@ os.environ.setdefault("SECRET_KEY", "test-only-secret-key-0123456789-abcdefghijk
 # A fixed, test-only Fernet key: production keys come from the environment.
 os.environ.setdefault("TERMITE_GOLD_KEY", "q1v4JQn3bX9b0vJ6wq2m3Zs0xWlC1yH8d7m5P2aTQ0U=")
 os.environ.setdefault("TERMITE_DATA_DIR", tempfile.mkdtemp(prefix="termite-test-"))
-# Results show as soon as they are scored; tests/leaderboard/test_feedback_release.py sets the step.
-os.environ.setdefault("TERMITE_RESULT_RELEASE_SECONDS", "0")
+# Results show as soon as they are scored; tests/leaderboard/test_feedback_release.py sets the delay.
+os.environ.setdefault("TERMITE_RESULT_DELAY_SECONDS", "0")
 # Imports build no test suites (each costs a second or so, and hundreds of tests load the demo): the tests of
 # suites and TS-EA ask for them (tests/evaluation/test_suites.py, the `demo_with_suites` fixture).
 os.environ.setdefault("TERMITE_SUITE_CANDIDATES", "0")

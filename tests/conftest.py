@@ -205,9 +205,16 @@ def demo_with_suites(db, settings, request):
 
 
 @pytest.fixture
-def in_process(settings):
-    """Score in this process (django-rq's synchronous mode), as the embedded default does."""
+def in_process(settings, monkeypatch):
+    """Score in this process, as the embedded default does, but in the test's own thread, at once: the
+    default's thread has a database connection of its own, which would not see the rows of a test that
+    are never committed. tests/leaderboard/test_embedded_scoring.py tests the thread itself."""
+    from django.utils.module_loading import import_string
+
+    from leaderboard import queue
+
     settings.REDIS_URL = ""
+    monkeypatch.setattr(queue, "score_in_thread", lambda job, *args, name: import_string(job)(*args))
 
 
 @pytest.fixture

@@ -16,7 +16,9 @@ crashes SQLite fails that query only: the parent starts a fresh child and goes o
 - the child has an address-space limit (RLIMIT_AS) and a CPU-time backstop (RLIMIT_CPU) that also ends a
   runaway child whose parent died; the parent kills a child that misses its budget by `kill_grace_seconds`
   (one step of SQLite's virtual machine, such as a huge printf, runs on past the progress handler);
-- a per-submission total time budget over all budgeted queries.
+- a per-submission total time budget over all budgeted queries, and a bound on their wall time
+  (`wall_seconds`): from the first one's start, whatever happens in between, no budgeted query starts past
+  it, so how long a scoring takes is bounded whatever its queries do.
 
 The child is a fresh interpreter (`sys.executable -I`) running `sandbox_child`, started when the sandbox
 is entered (it boots while the caller goes on, up to the first query) and again only after it dies; its
@@ -72,10 +74,14 @@ class Limits:
     """Per query: time, SQL size, rows, size of one value, size of the whole result, memory of the child
     (on top of what the fresh interpreter maps), and how long past its budget a query may go before the
     child is killed. `total_seconds` bounds the wall time of all budgeted queries of one sandbox, and
-    `max_total_result_bytes` the size of their results together."""
+    `max_total_result_bytes` the size of their results together. `wall_seconds` bounds the time from the
+    first budgeted query's start to the last one's end, everything included that `total_seconds` does not
+    count (the caller's work between results, a new child after one died): each budgeted query's budget
+    is cut to what is left of it, so the bound holds but for one child's start and one kill grace."""
 
     query_seconds: float = 2.0
     total_seconds: float = 300.0
+    wall_seconds: float = math.inf
     max_sql_bytes: int = 100_000
     max_rows: int = 20_000
     max_value_bytes: int = 4_000_000
@@ -132,6 +138,7 @@ class Sandbox:
         self.startup_seconds = 0.0
         self.child_starts = 0
         self._spent = 0.0
+        self._wall_started: float | None = None  # time.monotonic() when the first budgeted query went
         self._result_bytes = 0  # the budgeted queries' answers so far, as sent
         self._copies: dict[Path, _Copy] = {}
         self._directory: tempfile.TemporaryDirectory[str] | None = None
@@ -238,6 +245,8 @@ class Sandbox:
                 query = queries[index]
                 if query.db_path not in uris:
                     uris[query.db_path] = self._copy(query.db_path).uri
+                if query.budgeted and self._wall_started is None:
+                    self._wall_started = time.monotonic()
                 sent_at = self._send(uris[query.db_path], query.sql, seconds, in_flight)
                 in_flight.append(_InFlight(index, seconds, query.budgeted, len(query.sql), sent_at))
                 self._chars_in_flight += len(query.sql)
@@ -245,7 +254,7 @@ class Sandbox:
     def _seconds_for(self, query: Query, in_flight: deque[_InFlight]) -> float | None:
         """The budget of the next query, or None while it must wait for the queries in flight."""
         limits = self.limits
-        left = limits.total_seconds - self._spent if query.budgeted else math.inf
+        left = self._budget_left() if query.budgeted else math.inf
         if not in_flight:
             return min(limits.query_seconds, left)
         if len(in_flight) >= _PIPELINE_DEPTH or self._chars_in_flight + len(query.sql) > _PIPELINE_CHARS:
@@ -259,6 +268,13 @@ class Sandbox:
             if left < limits.query_seconds + limits.kill_grace_seconds:
                 return None
         return limits.query_seconds
+
+    def _budget_left(self) -> float:
+        """What is left of the total budget, and of the wall-time bound once the first budgeted query went."""
+        left = self.limits.total_seconds - self._spent
+        if self._wall_started is None:
+            return min(left, self.limits.wall_seconds)
+        return min(left, self.limits.wall_seconds - (time.monotonic() - self._wall_started))
 
     def _send(self, uri: str, sql: str, seconds: float, in_flight: deque[_InFlight]) -> float:
         """Send one request; returns when, before it went (the query cannot have started earlier).

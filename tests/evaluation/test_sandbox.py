@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from evaluation.scoring import sandbox as sandbox_module
 from evaluation.scoring.sandbox import Limits, Query, Sandbox
 from tests.evaluation.demo_db import make_demo_db, sha256_of
 from tests.evaluation.hostile_sql import HOSTILE, INFINITE_CTE, UNINTERRUPTIBLE
@@ -141,6 +142,7 @@ def test_a_child_that_crashes_mid_query_fails_that_query_only(demo, pristine):
 
 ORPHANING_PARENT = """
 import os, sys, threading, time
+from evaluation.scoring import sandbox as sandbox_module
 from evaluation.scoring.sandbox import Limits, Query, Sandbox
 # The parent dies long before its own watchdog (0.7 s) would kill the child.
 sandbox = Sandbox(Limits(query_seconds=0.2, kill_grace_seconds=0.5)).__enter__()
@@ -192,6 +194,32 @@ def test_the_total_budget_ends_a_submission_but_not_the_gold(demo):
         assert sandbox.execute(demo, NORMAL).outcome == "timeout"
         assert sandbox.execute(demo, NORMAL, budgeted=False).rows == ((6,),)
         assert 0.5 <= sandbox.spent_seconds < 1.0
+
+
+class SkewedClock:
+    """`time` as the sandbox reads it: the real monotonic clock, plus what the test adds."""
+
+    def __init__(self) -> None:
+        self.skew = 0.0
+
+    def monotonic(self) -> float:
+        return time.monotonic() + self.skew
+
+
+def test_the_wall_time_bound_counts_the_callers_time_between_results_too(demo, monkeypatch):
+    """What the total budget does not count (here, the caller taking 10 s over each result) counts towards
+    `wall_seconds`: past it, no budgeted query starts, so a scoring's length is bounded whatever it does."""
+    clock = SkewedClock()
+    monkeypatch.setattr(sandbox_module, "time", clock)
+    with Sandbox(Limits(query_seconds=1.0, total_seconds=100.0, wall_seconds=5.0)) as sandbox:
+        outcomes = []
+        for _index, execution in sandbox.stream([Query(demo, NORMAL)] * 6):
+            outcomes.append((execution.outcome, execution.error))
+            clock.skew += 10
+        assert outcomes[0] == ("ok", None)
+        assert outcomes[-3:] == [("timeout", "the submission's total time budget is spent")] * 3
+        assert sandbox.spent_seconds < 100  # not the total budget: the wall-time bound
+        assert sandbox.execute(demo, NORMAL, budgeted=False).rows == ((6,),)  # the gold still runs
 
 
 def test_a_batch_answers_in_order_as_one_query_at_a_time_would(shared_sandbox, demo):

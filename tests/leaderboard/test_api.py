@@ -250,7 +250,7 @@ print(api_token_create(user=User.objects.create_user("ada", "ada@example.org", "
 
 @pytest.fixture
 def embedded_portal(tmp_path):
-    """gunicorn in the embedded mode: one SQLite file written by every worker, and scoring in the request.
+    """gunicorn in the embedded mode: one SQLite file written by every worker, and scoring in its threads.
     Four workers of five threads, so that twenty uploads are all handled at once. Its URL and the
     participant's token."""
     env = embedded_env(tmp_path)

@@ -7,8 +7,9 @@ import pytest
 from evaluation import services as evaluation_services
 from evaluation.models import NeighbourDatabase
 from evaluation.scoring.score import SCORER_VERSION
+from leaderboard import ranking
 from leaderboard.demo import DEMO_ADMIN, DEMO_TEAMS, demo_admin_exists, demo_gold, demo_load
-from leaderboard.models import Submission
+from leaderboard.models import Scoring, Submission
 
 pytestmark = pytest.mark.django_db
 
@@ -22,6 +23,18 @@ def test_it_loads_the_admin_the_benchmark_and_three_submissions_once(in_process,
     assert (again.benchmark_loaded, again.submissions_made) == (False, 0)
     assert (again.version, again.admin_password) == (first.version, first.admin_password)
     assert DEMO_ADMIN == "admin"
+
+
+def test_the_demo_leaderboard_shows_at_once_whatever_the_release_delay(in_process, empty_store, settings):
+    """The release time seals the hidden data's timing; the demo's data is ours and public."""
+    settings.TERMITE_RESULT_DELAY_SECONDS = 120
+    version = demo_load().version
+    assert [row.model_name for row in ranking.leaderboard_rows(version=version)] == [
+        "Oracolo (the demo's own answers)",
+        "Metà e metà",
+        "Solo domande facili",
+    ]
+    assert all(s.released_at == s.scored_at for s in Scoring.objects.filter(submission__version=version))
 
 
 def test_the_demo_gold_covers_every_demo_question(demo_version):

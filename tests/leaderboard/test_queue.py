@@ -1,10 +1,11 @@
-"""The scoring queue runs jobs in-process without Redis, and on a real worker with it."""
+"""The scoring queue runs jobs in a thread of this process without Redis, and on a real worker with it."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import django_rq
@@ -12,16 +13,23 @@ import pytest
 import redis
 from django.conf import settings
 
-from leaderboard.queue import QUEUE_NAME, scoring_queue
+from leaderboard.queue import QUEUE_NAME, score_in_thread, scoring_queue
 
 ROOT = Path(__file__).resolve().parents[2]
 
+JOBS_RAN: list[tuple[str, tuple[int, ...]]] = []
 
-def test_without_redis_a_job_runs_at_once_in_this_process(settings):
-    settings.REDIS_URL = ""
-    job = scoring_queue().enqueue(os.getpid)
-    assert job.is_finished
-    assert job.return_value() == os.getpid()
+
+def record_thread(*args: int) -> None:
+    JOBS_RAN.append((threading.current_thread().name, args))
+
+
+def test_without_redis_a_job_runs_in_a_thread_of_this_process_that_commands_wait_for():
+    JOBS_RAN.clear()
+    thread = score_in_thread(f"{__name__}.record_thread", 7, 8, name="scoring-test")
+    assert not thread.daemon  # a command that enqueued ends only once its jobs have
+    thread.join(timeout=120)
+    assert JOBS_RAN == [("scoring-test", (7, 8))]
 
 
 @pytest.mark.processes

@@ -3,12 +3,13 @@ submissions are carried over to a version derived from theirs."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from django.contrib.auth.models import AnonymousUser
 from django.core import mail
 from django.core.management import call_command
 from django.urls import reverse
-from django.utils import timezone
 
 from evaluation.scoring.score import SCORER_VERSION
 from evaluation.services import question_set_excluded, version_create_draft, version_publish
@@ -214,17 +215,18 @@ def call_command_output(*args) -> str:
     return out.getvalue()
 
 
-def test_a_rescored_result_shows_at_the_release_step_of_its_own_job(
+def test_a_rescored_result_shows_at_the_release_time_of_its_own_job(
     make_submission, gold, in_process, demo_version, settings, owner
 ):
     """When a rescoring's result appears must not tell how long its queries ran, as for the first result."""
     submission = scored(make_submission, gold, is_public=True)
     as_if_an_older_scorer_scored_it(submission, ea=0.5)
-    settings.TERMITE_RESULT_RELEASE_SECONDS = 3600
-    rescoring_start(version=demo_version, reason="scorer")
+    settings.TERMITE_RESULT_DELAY_SECONDS = 3600
+    rescoring = rescoring_start(version=demo_version, reason="scorer")
     submission.refresh_from_db()
     rescored = submission.scorings.last()
-    assert submission.released_at == rescored.scored_at > timezone.now()
+    assert submission.released_at == rescored.released_at == rescoring.created_at + timedelta(seconds=3600)
+    assert rescored.scored_at < rescored.released_at  # staff's real time, kept apart
     from leaderboard.feedback import feedback_for
 
     seen = feedback_for(submission, owner)

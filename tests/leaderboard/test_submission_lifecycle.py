@@ -166,7 +166,7 @@ def test_a_database_the_platform_lacks_fails_the_submission_for_good_with_a_reas
 
 
 def test_upload_with_redis_unreachable_is_accepted_then_scored_by_the_sweeper(
-    db, owner, demo_version, gold, settings, django_capture_on_commit_callbacks
+    db, owner, demo_version, gold, in_process, settings, django_capture_on_commit_callbacks
 ):
     settings.REDIS_URL = "redis://127.0.0.1:9/0"  # nothing listens on the discard port
     with django_capture_on_commit_callbacks(execute=True):
