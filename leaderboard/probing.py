@@ -528,7 +528,7 @@ def _cached_forms(
     One cache entry per version holds the forms of its files, each under a digest of its predictions
     (not the file's sha256: the forms are computed from the predictions, whatever the file held). One
     entry, not one per file: the embedded mode's file cache culls at random past 300 entries, and a
-    thousand files would push out the rankings and the login rate limits kept there.
+    thousand files would push out the rankings kept there.
     """
     keys = {pk: _file_key(dialect, predictions) for pk, (dialect, predictions) in files.items()}
     entry = f"probing-forms:{version.pk}:{NORMAL_FORM_VERSION}"

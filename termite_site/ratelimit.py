@@ -1,27 +1,35 @@
-"""Fixed-window rate limits on the shared cache (Redis in production, a file cache embedded).
+"""Fixed-window rate limits, counted in a table of their own (`RateLimitCount`).
 
-A window is a fixed stretch of the clock, `window` seconds long, and each window counts in a key of its own
-that expires when the window ends, whatever the cache back end does to expiry times on incr(). (As with
-any fixed window, a burst across the boundary of two may make up to twice the limit.)
+Not in the cache: cached pages share it, and a cache makes room by dropping entries (the file cache culls
+a third of its files past its MAX_ENTRIES, Redis evicts under any `maxmemory` policy), so a flood of
+distinct pages could drop a locked account's count with them. Only this module writes the table, and it
+deletes a row only once its window is over.
 
-An attempt is counted before it is judged, and every attempt takes its own count, so that attempts made at
-the same time cannot all slip under the limit: add() and incr() are atomic on Redis and the local-memory
-cache; the file cache reads and writes in two steps, so there a lock file makes each count one step.
+A window is a fixed stretch of the clock, `window` seconds long, and each window of each scope and subject
+counts in a row of its own. (As with any fixed window, a burst across the boundary of two may make up to
+twice the limit.)
+
+An attempt is counted before it is judged, and every attempt takes its own count: one statement inserts
+the row or adds one to it and returns the count (`INSERT ... ON CONFLICT DO UPDATE ... RETURNING`, on
+SQLite 3.35 or later and PostgreSQL), so that attempts made at the same time cannot all slip under the
+limit. The callers count outside any transaction, so that the count is committed at once and stands
+whatever the request does next.
 """
 
 from __future__ import annotations
 
-import math
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
+from datetime import UTC, datetime
 
 from django.conf import settings
-from django.core.cache import cache, caches
-from django.core.cache.backends.filebased import FileBasedCache
-from django.core.files import locks
+from django.db import connection
 from django.http import HttpRequest
+
+from termite_site.models import RateLimitCount
+
+# A subject longer than the column is text its sender chose (an address or a name no account can have), so
+# cutting it merges only that sender's own counts.
+_SUBJECT_LENGTH = RateLimitCount._meta.get_field("subject").max_length or 0
 
 
 def client_ip(request: HttpRequest) -> str:
@@ -35,49 +43,47 @@ def client_ip(request: HttpRequest) -> str:
     return remote
 
 
-def _current(scope: str, subject: str, *, window: int) -> tuple[str, int]:
-    """The key counting this window's attempts, and the seconds left until the window ends."""
-    number, elapsed = divmod(time.time(), window)
-    return f"ratelimit:{scope}:{subject}:{window}:{int(number)}", math.ceil(window - elapsed)
-
-
 def hit(scope: str, subject: str, *, limit: int, window: int) -> bool:
     """Count one attempt; True when it goes over the limit and must be refused."""
-    with _counting_alone():
-        return _count(scope, subject, window=window) > limit
-
-
-def _count(scope: str, subject: str, *, window: int) -> int:
-    while True:
-        key, left = _current(scope, subject, window=window)
-        if cache.add(key, 1, timeout=left):
-            return 1
-        try:
-            count = cache.incr(key)
-        except ValueError:  # the window ended, and its key expired, between add() and incr()
-            continue
-        # The file cache's incr() stores the count again with the default timeout (five minutes), which
-        # would end an hourly window after five idle minutes; give the key back its window's end.
-        cache.touch(key, left)
-        return count
-
-
-@contextmanager
-def _counting_alone() -> Iterator[None]:
-    """One count at a time, across the processes of the host, where the cache is the file cache."""
-    if not isinstance(caches["default"], FileBasedCache):
-        yield
-        return
-    folder = Path(settings.CACHES["default"]["LOCATION"])
-    folder.mkdir(parents=True, exist_ok=True)
-    # Beside the cache's own files, which end in .djcache, so that clearing the cache leaves it alone.
-    with (folder / "ratelimit.lock").open("a") as lock:
-        locks.lock(lock, locks.LOCK_EX)
-        try:
-            yield
-        finally:
-            locks.unlock(lock)
+    return _count(scope, subject, window=window) > limit
 
 
 def reset(scope: str, subject: str, *, window: int) -> None:
-    cache.delete(_current(scope, subject, window=window)[0])
+    RateLimitCount.objects.filter(**_row(scope, subject, window=window)).delete()
+
+
+def _row(scope: str, subject: str, *, window: int) -> dict[str, str | int]:
+    """The fields naming the row that counts this window's attempts."""
+    return {
+        "scope": scope,
+        "subject": subject[:_SUBJECT_LENGTH],
+        "window_seconds": window,
+        "number": int(time.time() // window),
+    }
+
+
+def _count(scope: str, subject: str, *, window: int) -> int:
+    row = _row(scope, subject, window=window)
+    ends = _moment((int(row["number"]) + 1) * window)
+    quote = connection.ops.quote_name
+    table = quote(RateLimitCount._meta.db_table)
+    key = ", ".join(quote(name) for name in row)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {table} ({key}, {quote('ends')}, {quote('count')}) "
+            f"VALUES ({', '.join(['%s'] * len(row))}, %s, 1) "
+            f"ON CONFLICT ({key}) DO UPDATE SET {quote('count')} = {table}.{quote('count')} + 1 "
+            f"RETURNING {quote('count')}",
+            [*row.values(), connection.ops.adapt_datetimefield_value(ends)],
+        )
+        (count,) = cursor.fetchone()
+    if count == 1:
+        # A window's first attempt, the one that made a row, clears the rows of windows that are over: the
+        # table holds about as many rows as there are windows still open, with no job to run.
+        RateLimitCount.objects.filter(ends__lte=_moment(time.time())).delete()
+    return int(count)
+
+
+def _moment(seconds: float) -> datetime:
+    # From time.time(), like the windows themselves: one clock for both.
+    return datetime.fromtimestamp(seconds, tz=UTC)

@@ -136,8 +136,8 @@ CACHES: dict[str, dict[str, str | Path]]
 if REDIS_URL:
     CACHES = {"default": {"BACKEND": "termite_site.redis_cache.ReusingRedisCache", "LOCATION": REDIS_URL}}
 else:
-    # A file cache is shared by every process on the host, so rate limits and cached pages hold
-    # under several gunicorn workers too.
+    # A file cache is shared by every process on the host, so cached pages hold under several gunicorn
+    # workers too. (Rate limits count in the database: termite_site/ratelimit.py says why.)
     CACHES = {
         "default": {
             "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",

@@ -48,6 +48,11 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 # the tests that use it empty it before each test.
 if os.environ.get("TERMITE_TEST_PORTAL") != "1":
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+# The embedded mode's test database is a file, as the mode's own is, rather than Django's shared in-memory
+# SQLite: there, a write from one connection while another writes fails at once ("database table is
+# locked") instead of waiting its turn, and the tests of attempts arriving together write from threads.
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
+    DATABASES["default"]["TEST"] = {"NAME": DATA_DIR / "test.sqlite3"}  # noqa: F405
 SECURE_SSL_REDIRECT = False
 STORAGES = {**STORAGES, "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}  # noqa: F405
 # Tests never send real mail: it stays in memory, or, where a browser test tells its server to (see

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -19,6 +20,8 @@ import pytest
 import redis
 from django.conf import settings
 from django.db import connection
+
+from tests.services import REQUIRE_SERVICES
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -128,6 +131,53 @@ def serve(env: dict[str, str], *, log: Path, workers: int = 2, threads: int = 1)
             yield f"http://127.0.0.1:{port}"
         finally:
             stop(server)
+
+
+@contextlib.contextmanager
+def evicting_redis(*, maxmemory: str) -> Iterator[str]:
+    """A Redis of the test's own that evicts keys once `maxmemory` is full, as a production Redis under a
+    `maxmemory` policy does (the suite's shared Redis never evicts, and its policy is the whole server's):
+    its URL, until the block ends."""
+    require_process_lane("redis-server")
+    if shutil.which("redis-server") is None:
+        if REQUIRE_SERVICES:
+            pytest.fail("redis-server is missing (apt-get install redis-server)")
+        pytest.skip("redis-server is missing")
+    port = free_port()
+    evicting = ["--maxmemory", maxmemory, "--maxmemory-policy", "allkeys-lru"]
+    server = subprocess.Popen(
+        [
+            "redis-server",
+            "--bind",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            *evicting,
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    url = f"redis://127.0.0.1:{port}/0"
+    try:
+        wait_for(lambda: _pings(url), seconds=30, what="redis-server")
+        yield url
+    finally:
+        stop(server)
+
+
+def _pings(url: str) -> bool:
+    client = redis.Redis.from_url(url)
+    try:
+        return bool(client.ping())
+    except redis.ConnectionError:
+        return False
+    finally:
+        client.close()
 
 
 def _answers(url: str) -> bool:

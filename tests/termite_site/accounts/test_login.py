@@ -1,3 +1,4 @@
+import contextlib
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -7,9 +8,13 @@ from django.db import connections
 from django.test import Client
 from django.urls import reverse
 
+from leaderboard import ranking
+from tests.processes import evicting_redis
+
 pytestmark = pytest.mark.django_db
 
 LOGIN = reverse("accounts:login")
+LEADERBOARD = reverse("leaderboard:leaderboard")
 
 
 def test_logging_in_with_the_right_password_opens_the_profile(client, owner, password):
@@ -40,6 +45,52 @@ def test_an_account_is_locked_after_too_many_failures_even_with_the_right_passwo
     for _ in range(3):
         client.post(LOGIN, {"username": "ada", "password": "wrong"}, REMOTE_ADDR=f"10.0.0.{_}")
     response = client.post(LOGIN, {"username": "ADA", "password": password}, REMOTE_ADDR="10.0.0.99")
+    assert response.status_code == 429
+    assert "_auth_user_id" not in client.session
+
+
+@pytest.fixture(params=["file", pytest.param("redis", marks=pytest.mark.processes)])
+def page_cache(request, settings, tmp_path) -> int:
+    """The page cache of each mode, and how many distinct pages fill it past what it keeps.
+
+    The embedded mode's file cache, at Django's default size: past 300 entries, each 100 more make it cull a
+    third of them at random, whatever they hold. 2,000 pages make 17 culls, which an entry survives with odds
+    of (2/3)^17, under 1 in 1,000 (10,000 would take the file cache half a minute). A Redis that evicts the
+    least recently used keys past its `maxmemory`, as production's does under such a policy: 10,000 pages
+    of some 6 KB each, many times its 4 MB."""
+    with contextlib.ExitStack() as stack:
+        if request.param == "file":
+            backend, location, pages = (
+                "django.core.cache.backends.filebased.FileBasedCache",
+                str(tmp_path),
+                2_000,
+            )
+        else:
+            backend, pages = "termite_site.redis_cache.ReusingRedisCache", 10_000
+            location = stack.enter_context(evicting_redis(maxmemory="4mb"))
+        settings.CACHES = {"default": {"BACKEND": backend, "LOCATION": location}}
+        yield pages
+
+
+def flood_with_pages(*, version, pages: int) -> None:
+    """Make the leaderboard keep `pages` distinct whole pages, as as many anonymous visits of distinct
+    canonical addresses (`?size=zaN`) would: the page is rendered once, then kept under each address by the
+    code that keeps every such page (leaderboard/ranking_views.py)."""
+    assert Client().get(LEADERBOARD).status_code == 200
+    page, _token = ranking.whole_page(f"en {LEADERBOARD}")
+    assert page is not None
+    for number in range(pages):
+        ranking.whole_page_keep(f"en {LEADERBOARD}?size=za{number}", page, label=version.label)
+
+
+def test_a_locked_account_stays_locked_however_many_pages_are_cached(
+    client, owner, password, settings, page_cache, demo_version
+):
+    settings.LOGIN_RATE_LIMIT_PER_ACCOUNT = (5, 300)
+    for number in range(5):
+        client.post(LOGIN, {"username": "ada", "password": "wrong"}, REMOTE_ADDR=f"10.0.3.{number}")
+    flood_with_pages(version=demo_version, pages=page_cache)
+    response = client.post(LOGIN, {"username": "ada", "password": password}, REMOTE_ADDR="10.0.3.99")
     assert response.status_code == 429
     assert "_auth_user_id" not in client.session
 
