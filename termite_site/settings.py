@@ -319,6 +319,9 @@ TERMITE_HEARTBEAT_SECONDS = env_float("TERMITE_HEARTBEAT_SECONDS", 5.0)
 TERMITE_SWEEP_SECONDS = env_float("TERMITE_SWEEP_SECONDS", 15.0)
 TERMITE_STUCK_AFTER_SECONDS = env_int("TERMITE_STUCK_AFTER_SECONDS", 1800)
 TERMITE_MAX_ATTEMPTS = env_int("TERMITE_MAX_ATTEMPTS", 3)
+# /healthz fails when no worker has stamped its heartbeat in RQ's registry for this long (termite_site/health.py).
+# An idle RQ worker stamps it every 405 s (its TTL, 420 s, less 15), a busy one every 30 s or so.
+TERMITE_HEALTH_WORKER_SILENCE_SECONDS = env_int("TERMITE_HEALTH_WORKER_SILENCE_SECONDS", 450)
 TERMITE_UPLOAD_RATE_LIMIT = (env_int("TERMITE_UPLOAD_LIMIT_PER_HOUR", 30), 3600)
 
 # Errata: reports a participant may file per day (form and API together).
