@@ -18,6 +18,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.error
 import urllib.request
 from collections import Counter
 from dataclasses import dataclass, field
@@ -125,6 +126,8 @@ class Portal:
             try:
                 with urllib.request.urlopen(f"{self.url}/healthz", timeout=2):
                     return process
+            except urllib.error.HTTPError:  # 503 before the workers start: the web site is up all the same
+                return process
             except OSError:
                 time.sleep(0.2)
         raise RuntimeError("gunicorn did not start")

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import dj_database_url
 from cryptography.fernet import Fernet
+from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
 
@@ -50,6 +51,7 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "django_rq",
+    "csp",
     "termite_site",
     "termite_site.accounts",
     "evaluation",
@@ -58,6 +60,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
+    "termite_site.middleware.PermissionsPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -130,6 +134,8 @@ RQ_QUEUES = {
     },
 }
 RQ = {"COMMIT_MODE": "on_db_commit", "WORKER_CLASS": "leaderboard.worker.ScoringWorker"}
+# termite_site/admin.py registers django-rq's dashboard in the admin itself, under its own CSP exception.
+RQ_SHOW_ADMIN_LINK = False
 
 # A file cache's LOCATION is a folder, which Django takes as a Path too.
 CACHES: dict[str, dict[str, str | Path]]
@@ -207,6 +213,24 @@ SECURE_HSTS_PRELOAD = not DEBUG
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
+# Content-Security-Policy (django-csp): everything from the site itself, nothing inline, no plugins, no
+# framing, forms post only here. Every script and style is a static file (plotly.js too:
+# templates/leaderboard/_plotly.html); the pages' data travels in json_script blocks, which are data, not
+# scripts. django-rq's dashboard has its own exception (termite_site/rq_dashboard.py).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        "img-src": [SELF],
+        "font-src": [SELF],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [NONE],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    }
+}
 
 # Rate limits: (attempts, window in seconds).
 LOGIN_RATE_LIMIT_PER_IP = (env_int("TERMITE_LOGIN_LIMIT_PER_IP", 20), 300)
@@ -295,6 +319,9 @@ TERMITE_HEARTBEAT_SECONDS = env_float("TERMITE_HEARTBEAT_SECONDS", 5.0)
 TERMITE_SWEEP_SECONDS = env_float("TERMITE_SWEEP_SECONDS", 15.0)
 TERMITE_STUCK_AFTER_SECONDS = env_int("TERMITE_STUCK_AFTER_SECONDS", 1800)
 TERMITE_MAX_ATTEMPTS = env_int("TERMITE_MAX_ATTEMPTS", 3)
+# /healthz fails when no worker has stamped its heartbeat in RQ's registry for this long (termite_site/health.py).
+# An idle RQ worker stamps it every 405 s (its TTL, 420 s, less 15), a busy one every 30 s or so.
+TERMITE_HEALTH_WORKER_SILENCE_SECONDS = env_int("TERMITE_HEALTH_WORKER_SILENCE_SECONDS", 450)
 TERMITE_UPLOAD_RATE_LIMIT = (env_int("TERMITE_UPLOAD_LIMIT_PER_HOUR", 30), 3600)
 
 # Errata: reports a participant may file per day (form and API together).

@@ -4,6 +4,7 @@ from django.views.generic import RedirectView
 
 from leaderboard import views as leaderboard_views
 from termite_site import views
+from termite_site.rq_dashboard import dashboard_urlpatterns
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -20,7 +21,7 @@ urlpatterns = [
     path("api/v1/", include("leaderboard.api_urls")),
     path("", include("leaderboard.urls")),
     path("i18n/setlang/", views.set_language, name="set_language"),
-    path("admin/rq/", include("django_rq.urls")),
+    path("admin/rq/", include((dashboard_urlpatterns(), "django_rq"))),
     # The admin logs in through the site's login, so that its rate limits hold there too (keeping ?next=).
     path("admin/login/", RedirectView.as_view(pattern_name="accounts:login", query_string=True)),
     path("admin/", admin.site.urls),

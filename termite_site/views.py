@@ -1,13 +1,13 @@
 from __future__ import annotations
 
-from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views import i18n
-from django.views.decorators.cache import cache_control
+from django.views.decorators.cache import cache_control, never_cache
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET
 
+from termite_site.health import health_report
 from termite_site.middleware import PRIVATE_PREFIXES
 
 
@@ -29,10 +29,10 @@ def robots_txt(request: HttpRequest) -> HttpResponse:
 
 
 @require_GET
+@never_cache
 def healthz(request: HttpRequest) -> JsonResponse:
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT 1")
-    return JsonResponse({"status": "ok"})
+    report = health_report()
+    return JsonResponse(report, status=503 if report["failing"] else 200)
 
 
 # The language form needs no CSRF token: the most a forged post can do is switch a visitor's language, the

@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -184,6 +185,8 @@ def _answers(url: str) -> bool:
     try:
         with urllib.request.urlopen(url, timeout=2):
             return True
+    except urllib.error.HTTPError:  # 503: up, saying what fails (no worker yet, say): it answers
+        return True
     except OSError:
         return False
 

@@ -20,7 +20,7 @@
   var headers = Array.prototype.slice.call(table.tHead.rows[table.tHead.rows.length - 1].cells);
   var shownCount = document.getElementById("shown-count");
 
-  // The model column sticks just right of the rank column (_styles.html): as far as that column is wide.
+  // The model column sticks just right of the rank column (static/css/leaderboard.css): as far as that column is wide.
   var rankHeader = headers[0];
   function fitRankWidth() { table.style.setProperty("--rank-width", rankHeader.offsetWidth + "px"); }
   fitRankWidth();

@@ -8,6 +8,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.demo import demo_gold, predictions_jsonl
 
@@ -101,13 +102,11 @@ def test_the_submission_appears_on_the_leaderboard_which_sorts_filters_exports_a
     # Sorting by EA ascending puts the weaker system first.
     page.click("#leaderboard th[data-key='ea'] a")
     page.click("#leaderboard th[data-key='ea'] a")
-    page.wait_for_function(
-        "document.querySelector('#leaderboard tbody tr:not([hidden])').innerText.includes('Modello debole')"
-    )
+    expect(rows.first).to_contain_text("Modello debole")
 
     # Filtering by text (live, as one types) leaves one row.
     page.fill("#leaderboard-filters input[name='q']", "pubblico")
-    page.wait_for_function("document.querySelectorAll('#leaderboard tbody tr:not([hidden])').length === 1")
+    expect(rows).to_have_count(1)
     assert "Modello pubblico" in page.inner_text("#leaderboard tbody tr:not([hidden])")
 
     with page.expect_download() as download:

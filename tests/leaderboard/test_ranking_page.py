@@ -369,7 +369,7 @@ def test_the_filter_form_keeps_what_was_asked(client, board):
 
 def test_column_groups_can_be_hidden(client, board):
     body = client.get(URL, {"hide": ["databases", "tags"]}).content.decode()
-    # The table's classes hide the groups' cells (see _styles.html), so the browser can show them again.
+    # The table's classes hide the groups' cells (see static/css/leaderboard.css), so the browser can show them again.
     assert '<table class="table leaderboard hide-databases hide-tags" id="leaderboard">' in body
     assert '<input type="checkbox" name="hide" value="databases" checked>' in body
     assert '<input type="checkbox" name="hide" value="hardness">' in body

@@ -92,10 +92,6 @@ def test_robots_txt_keeps_crawlers_off_everything_private(client):
         assert f"Disallow: {prefix}" in body
 
 
-def test_the_health_check_answers(client):
-    assert client.get(reverse("healthz")).json() == {"status": "ok"}
-
-
 def test_the_metrics_page_says_what_every_badge_and_every_outcome_means(client):
     body = client.get(reverse("metrics")).content.decode()
     for badge in ("verified", "badge-team", "badge-baseline", "badge-older-scorer", "badge-carried"):
