@@ -14,6 +14,7 @@ import redis
 from django.conf import settings
 
 from leaderboard.queue import QUEUE_NAME, score_in_thread, scoring_queue
+from tests.processes import child_env
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -41,7 +42,7 @@ def test_with_redis_a_job_waits_for_a_worker_and_the_worker_runs_it(redis_url):
     worker = subprocess.run(
         [sys.executable, "manage.py", "rqworker", QUEUE_NAME, "--burst"],
         cwd=ROOT,
-        env={**os.environ, "REDIS_URL": redis_url, "DJANGO_SETTINGS_MODULE": "termite_site.settings_test"},
+        env={**child_env(), "REDIS_URL": redis_url, "DJANGO_SETTINGS_MODULE": "termite_site.settings_test"},
         capture_output=True,
         text=True,
         timeout=120,
