@@ -70,10 +70,9 @@ def database_paths(version: BenchmarkVersion) -> dict[str, Path]:
     return paths
 
 
-def score_version(
-    *, version: BenchmarkVersion, predictions: Mapping[str, str], dialect: str = "mysql"
-) -> ScoreReport:
-    limits = Limits(
+def scoring_limits() -> Limits:
+    """The sandbox's limits for a submission, as the settings say (memory: `Limits`' own)."""
+    return Limits(
         query_seconds=settings.TERMITE_QUERY_TIMEOUT,
         total_seconds=settings.TERMITE_SUBMISSION_BUDGET,
         # The same seconds bound the predictions' wall time: the release time counts on it (leaderboard).
@@ -82,12 +81,17 @@ def score_version(
         max_result_bytes=settings.TERMITE_MAX_RESULT_BYTES,
         max_total_result_bytes=settings.TERMITE_SUBMISSION_RESULT_BYTES,
     )
+
+
+def score_version(
+    *, version: BenchmarkVersion, predictions: Mapping[str, str], dialect: str = "mysql"
+) -> ScoreReport:
     return score_predictions(
         questions=gold_questions(version),
         predictions=predictions,
         database_paths=database_paths(version),
         dialect=dialect,
-        limits=limits,
+        limits=scoring_limits(),
         gold_cache=_GOLD_RESULTS,
         benchmark_version=str(version),
     )

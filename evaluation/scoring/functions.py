@@ -508,6 +508,11 @@ def _date(value: object) -> str | None:
 
 
 GROUP_CONCAT_MAX_BYTES = 1024  # MySQL 8.0's group_concat_max_len
+# What one group may hold before it is ordered and cut: its values' text, and about what Python spends on
+# keeping each. Far beyond any group of the benchmark's databases, far below the sandbox child's memory;
+# past it the query fails as too big (OverflowError: SQLITE_TOOBIG), a resource limit.
+_GROUP_CONCAT_HELD_BYTES = 16_000_000
+_HELD_ITEM_BYTES = 200
 
 
 class _GroupConcat:
@@ -518,6 +523,7 @@ class _GroupConcat:
 
     def __init__(self) -> None:
         self.items: list[tuple[tuple[object, ...], str]] = []
+        self.held = 0  # bytes, as _GROUP_CONCAT_HELD_BYTES counts them
         self.separator = ","
         self.distinct = False
         self.directions = ""
@@ -530,7 +536,11 @@ class _GroupConcat:
         self.separator = "" if separator is None else as_text(separator)
         self.distinct = bool(distinct)
         self.directions = directions if isinstance(directions, str) else ""
-        self.items.append((keys, as_text(value)))
+        text = as_text(value)
+        self.held += len(text) + _HELD_ITEM_BYTES
+        if self.held > _GROUP_CONCAT_HELD_BYTES:
+            raise OverflowError("GROUP_CONCAT holds too much")
+        self.items.append((keys, text))
 
     def finalize(self) -> str | None:
         if not self.items:

@@ -12,10 +12,14 @@ crashes SQLite fails that query only: the parent starts a fresh child and goes o
 - an authorizer allows reading only (SELECT, READ, FUNCTION, RECURSIVE) and denies load_extension;
 - sqlite3's own check refuses a second statement before anything runs;
 - SQLite limits (`setlimit`) bound value size, query length, expression depth, compound SELECTs, ...;
+- SQLite's heap has a hard limit (`heap_bytes`): a query that would pass it (a sort, a DISTINCT, a
+  recursive UNION, a huge value) fails with SQLITE_NOMEM, a resource limit, and its memory is freed;
 - a progress handler stops SQLite when the per-query time budget is spent;
-- the child has an address-space limit (RLIMIT_AS) and a CPU-time backstop (RLIMIT_CPU) that also ends a
-  runaway child whose parent died; the parent kills a child that misses its budget by `kill_grace_seconds`
-  (one step of SQLite's virtual machine, such as a huge printf, runs on past the progress handler);
+- the child has an address-space limit (RLIMIT_AS, `memory_bytes` over the fresh interpreter's own),
+  which bounds the rest (the rows in Python, the portal's own SQL functions), and a CPU-time backstop
+  (RLIMIT_CPU) that also ends a runaway child whose parent died; the parent kills a child that misses its
+  budget by `kill_grace_seconds` (one step of SQLite's virtual machine, such as a huge printf, runs on
+  past the progress handler);
 - a per-submission total time budget over all budgeted queries, and a bound on their wall time
   (`wall_seconds`): from the first one's start, whatever happens in between, no budgeted query starts past
   it, so how long a scoring takes is bounded whatever its queries do.
@@ -72,12 +76,13 @@ _CHILD_BOOTSTRAP = (
 @dataclass(frozen=True)
 class Limits:
     """Per query: time, SQL size, rows, size of one value, size of the whole result, memory of the child
-    (on top of what the fresh interpreter maps), and how long past its budget a query may go before the
-    child is killed. `total_seconds` bounds the wall time of all budgeted queries of one sandbox, and
-    `max_total_result_bytes` the size of their results together. `wall_seconds` bounds the time from the
-    first budgeted query's start to the last one's end, everything included that `total_seconds` does not
-    count (the caller's work between results, a new child after one died): each budgeted query's budget
-    is cut to what is left of it, so the bound holds but for one child's start and one kill grace."""
+    (on top of what the fresh interpreter maps) and of SQLite's heap within it, and how long past its
+    budget a query may go before the child is killed. `total_seconds` bounds the wall time of all
+    budgeted queries of one sandbox, and `max_total_result_bytes` the size of their results together.
+    `wall_seconds` bounds the time from the first budgeted query's start to the last one's end,
+    everything included that `total_seconds` does not count (the caller's work between results, a new
+    child after one died): each budgeted query's budget is cut to what is left of it, so the bound holds
+    but for one child's start and one kill grace."""
 
     query_seconds: float = 2.0
     total_seconds: float = 300.0
@@ -89,7 +94,12 @@ class Limits:
     # What the budgeted queries' results may hold together, as sent by the child: with `stream`, each is
     # compared and dropped as it arrives, so this bounds the work, and `max_result_bytes` the memory.
     max_total_result_bytes: int = 256_000_000
-    memory_bytes: int = 512 * 2**20
+    # The child's share of the 300 MB the whole scoring process tree may take: the scoring process itself
+    # (`manage.py score`, a worker's work-horse) peaks near 150 MB, the fresh interpreter maps about 20 MB,
+    # and these bound the rest. SQLite's heap is capped below the address space so that a query hungry
+    # for it fails cleanly, with room left for the rows in Python (at most `max_result_bytes`).
+    memory_bytes: int = 112 * 2**20
+    heap_bytes: int = 64 * 2**20
     kill_grace_seconds: float = 0.5
 
 

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 MAX_ERROR_CHARS = 300
 _PROGRESS_STEPS = 1000  # VM instructions between two looks at the clock
-_FETCH_ROWS = 1000  # rows read at a time, and counted against the limits before the next step
+_FETCH_ROWS = 1000  # the most rows read at a time, counted against the limits before the next step
 _ONE_WRITE_BYTES = 65_536  # a message up to this size goes out in one write, with its length
 _READ_BYTES = 65_536  # what one read takes in at most, unless a long message needs more
 
@@ -141,6 +141,7 @@ class _Worker:
         self.max_value_bytes = int(limits["max_value_bytes"])
         self.max_sql_bytes = int(limits["max_sql_bytes"])
         self.max_result_bytes = int(limits["max_result_bytes"])
+        self.heap_bytes = int(limits["heap_bytes"])
         self.kill_grace_seconds = limits["kill_grace_seconds"]
         self.query_seconds = limits["query_seconds"]
         self.deadline = math.inf
@@ -209,16 +210,20 @@ class _Worker:
 
     def fetch(self, cursor: sqlite3.Cursor) -> tuple[list[tuple[object, ...]], str | None]:
         """The rows, read in steps and counted as they come, so that a result over a limit stops being
-        read at once instead of being built whole first; with the limit passed, if any."""
+        read at once instead of being built whole first; with the limit passed, if any. A step reads as
+        many rows as, at the size of those so far, still fit (one at first, at most `_FETCH_ROWS`): a few
+        huge rows are never read in bulk past the byte cap."""
         rows: list[tuple[object, ...]] = []
         size = 0
-        while chunk := cursor.fetchmany(_FETCH_ROWS):
+        step = 1
+        while chunk := cursor.fetchmany(step):
             rows += chunk
             if len(rows) > self.max_rows:
                 return [], f"the query returns more than {self.max_rows} rows"
             size += sum(map(_row_bytes, chunk))
             if size > self.max_result_bytes:
                 return [], f"the result is larger than {self.max_result_bytes} bytes"
+            step = max(1, min(_FETCH_ROWS, (self.max_result_bytes - size) * len(rows) // max(size, 1)))
         return rows, None
 
     def arm_cpu_backstop(self, seconds: float) -> None:
@@ -241,8 +246,10 @@ class _Worker:
 
     def _open(self, uri: str) -> sqlite3.Connection:
         connection = sqlite3.connect(uri, uri=True, isolation_level=None)
-        # Sorting and grouping stay in memory, under the address-space limit, instead of in temp files.
+        # Sorting and grouping stay in memory, under the heap limit, instead of in temp files.
         connection.execute("PRAGMA temp_store = MEMORY")
+        # One limit for the whole process, whichever connection sets it: SQLite fails an allocation past it.
+        connection.execute(f"PRAGMA hard_heap_limit = {self.heap_bytes}")
         if hasattr(connection, "enable_load_extension"):  # absent when Python's SQLite cannot load any
             connection.enable_load_extension(False)
         install_functions(connection)

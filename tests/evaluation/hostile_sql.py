@@ -142,3 +142,51 @@ HOSTILE = [
     # Output the engine cannot hand back as text
     pytest.param("SELECT CAST(x'ff' AS TEXT) FROM clienti", "runtime_error", id="invalid-utf8-result"),
 ]
+
+# Just under the default caps of one result (20,000 rows, 8 MB): the largest result the scoring process
+# holds while it compares it. `{table}` as below.
+UNDER_THE_RESULT_CAPS = (
+    "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r LIMIT 19999) SELECT printf('%390d', n) FROM r"
+    " WHERE EXISTS (SELECT 1 FROM `{table}`)"
+)
+
+# Memory bombs by kind, each with its dialect: if nothing stopped them, each would hold hundreds of megabytes
+# or more in the sandbox's child. `{table}` is a table of the question's database (the more rows the better).
+_ENDLESS = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 1000000000) "
+_READS_TABLE = " WHERE EXISTS (SELECT 1 FROM `{table}`)"
+_CROSS_JOIN = " FROM `{table}` a, `{table}` b, `{table}` c, `{table}` d"
+MEMORY_BOMBS = {
+    # MySQL's GROUP_CONCAT is the portal's own aggregate: it keeps a group's values in Python until the end.
+    "group-concat-mysql": ("mysql", _ENDLESS + "SELECT GROUP_CONCAT(n ORDER BY n) FROM r" + _READS_TABLE),
+    "group-concat-distinct-mysql": (
+        "mysql",
+        _ENDLESS + "SELECT GROUP_CONCAT(DISTINCT n) FROM r" + _READS_TABLE,
+    ),
+    "group-concat-sqlite": (
+        "sqlite",
+        "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r LIMIT 100000) "
+        "SELECT length(group_concat(printf('%1000d', n))) FROM r" + _READS_TABLE,
+    ),
+    "zeroblob": ("sqlite", "SELECT zeroblob(999999999) FROM `{table}`"),
+    "randomblob": ("sqlite", "SELECT randomblob(999999999) FROM `{table}`"),
+    "sorted-zeroblobs": (
+        "sqlite",
+        _ENDLESS + "SELECT zeroblob(3999000) || n FROM r" + _READS_TABLE + " ORDER BY random()",
+    ),
+    "cross-join-random-blobs": ("sqlite", "SELECT randomblob(999999)" + _CROSS_JOIN + " ORDER BY random()"),
+    "cross-join-wide-text": (
+        "sqlite",
+        "SELECT printf('%.*c', 3000000, 'x')" + _CROSS_JOIN + " ORDER BY random()",
+    ),
+    "cross-join-mysql": (
+        "mysql",
+        "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 100000) "
+        "SELECT * FROM r, `{table}` a, `{table}` b, `{table}` c ORDER BY RAND()",
+    ),
+    "recursive-union": (
+        "sqlite",
+        "WITH RECURSIVE r(n, b) AS (SELECT 1, randomblob(100000) UNION SELECT n + 1, randomblob(100000) FROM r) "
+        "SELECT count(*) FROM r" + _READS_TABLE,
+    ),
+    "distinct-blobs": ("sqlite", _ENDLESS + "SELECT DISTINCT randomblob(100000) FROM r" + _READS_TABLE),
+}
