@@ -21,16 +21,20 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def redis_client(redis_url, settings):
-    """The real Redis, as the portal's; its registry of workers emptied (none runs in this lane)."""
+    """The real Redis, as the portal's; its registry of workers and its queues emptied before and after
+    (no worker runs in this lane, and other tests leave jobs on the queues)."""
     settings.REDIS_URL = redis_url
     client = redis.Redis.from_url(redis_url)
-    for worker in Worker.all(connection=client):
-        worker.register_death()
+
+    def empty() -> None:
+        for worker in Worker.all(connection=client):
+            worker.register_death()
+        for name in settings.RQ_QUEUES:
+            Queue(name, connection=client).empty()
+
+    empty()
     yield client
-    for worker in Worker.all(connection=client):
-        worker.register_death()
-    for name in settings.RQ_QUEUES:
-        Queue(name, connection=client).empty()
+    empty()
     client.close()
 
 
