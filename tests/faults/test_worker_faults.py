@@ -60,15 +60,20 @@ def heartbeat_of(submission: Submission):
     return Submission.objects.values_list("heartbeat_at", flat=True).get(pk=submission.pk)
 
 
+def wait_until_scoring(submission: Submission) -> None:
+    """Until a worker has claimed the submission and its job has beaten once: it is mid-job."""
+    wait_for(lambda: status_of(submission) == "running", what="the worker to claim the submission")
+    claimed = heartbeat_of(submission)
+    wait_for(lambda: heartbeat_of(submission) > claimed, what="the job's heartbeat")
+
+
 def test_a_worker_killed_with_sigkill_mid_job_is_requeued_within_seconds_and_scored_once(
     fast_heartbeats, owner, slow_predictions, demo_version
 ):
     submission = upload(owner, demo_version, slow_predictions)
     worker = start_worker(**QUICK)
     try:
-        wait_for(lambda: status_of(submission) == "running", what="the worker to claim the submission")
-        claimed = heartbeat_of(submission)
-        wait_for(lambda: heartbeat_of(submission) > claimed, what="the job's heartbeat")
+        wait_until_scoring(submission)
     finally:
         kill_tree(worker)  # the worker, its work-horse and the sandbox child, mid-job
     killed = time.monotonic()
@@ -89,9 +94,7 @@ def test_a_work_horse_killed_mid_job_is_found_by_its_running_worker_and_scored_o
     submission = upload(owner, demo_version, slow_predictions)
     worker = start_worker(**QUICK)
     try:
-        wait_for(lambda: status_of(submission) == "running", what="the worker to claim the submission")
-        claimed = heartbeat_of(submission)
-        wait_for(lambda: heartbeat_of(submission) > claimed, what="the job's heartbeat")
+        wait_until_scoring(submission)
         (horse,) = children(worker.pid)
         os.kill(horse, signal.SIGKILL)  # the work-horse only, mid-job: its worker lives on
         # No requeue_stuck, no cron, no restart: the running worker's own sweep must find it. The minute
