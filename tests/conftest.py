@@ -66,6 +66,19 @@ def browser(request):
         browser.close()
 
 
+@pytest.fixture(autouse=True)
+def _default_language():
+    """Each test starts in the default language: a request in Italian leaves this thread speaking it
+    (LocaleMiddleware activates a request's language and nothing deactivates it)."""
+    yield
+    from django.conf import settings
+
+    if settings.configured:
+        from django.utils import translation
+
+        translation.deactivate()
+
+
 @pytest.fixture
 def latest_after():
     """The database goes back to the latest migrations, which the tests after a migration's test need."""
