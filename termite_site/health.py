@@ -11,7 +11,9 @@
 
 In the embedded mode (no REDIS_URL) jobs run in the web process: no Redis, no queue, no worker is expected.
 The report names a failing part and the kind of error, never an address or a message that could say where
-the services live (the page is public).
+the services live (the page is public). Its figures (a queue's depth, a heartbeat's age and time) go to staff
+only (`shown_to`): polled by a participant, a queue's depth falls when the job ahead leaves it, which would
+time another file's scoring, a function of the hidden data.
 """
 
 from __future__ import annotations
@@ -41,6 +43,22 @@ def health_report() -> dict[str, Any]:
         parts["workers"] = {"status": "not expected", "note": "embedded mode: jobs run in the web process"}
     failing = [name for name, part in parts.items() if part["status"] == FAILING]
     return {"status": FAILING if failing else OK, "failing": failing, **parts}
+
+
+# What the public report keeps of each part: its state and why it fails, never a figure.
+PUBLIC_FIELDS = ("status", "error", "note")
+
+
+def shown_to(report: dict[str, Any], *, staff: bool) -> dict[str, Any]:
+    """`report` as a visitor may read it: staff see it all, anyone else each part's state only."""
+    if staff:
+        return report
+    return {
+        name: {key: value for key, value in part.items() if key in PUBLIC_FIELDS}
+        if isinstance(part, dict)
+        else part
+        for name, part in report.items()
+    }
 
 
 def _database() -> dict[str, Any]:

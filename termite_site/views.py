@@ -7,7 +7,7 @@ from django.views.decorators.cache import cache_control, never_cache
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET
 
-from termite_site.health import health_report
+from termite_site.health import health_report, shown_to
 from termite_site.middleware import PRIVATE_PREFIXES
 
 
@@ -32,7 +32,9 @@ def robots_txt(request: HttpRequest) -> HttpResponse:
 @never_cache
 def healthz(request: HttpRequest) -> JsonResponse:
     report = health_report()
-    return JsonResponse(report, status=503 if report["failing"] else 200)
+    return JsonResponse(
+        shown_to(report, staff=request.user.is_staff), status=503 if report["failing"] else 200
+    )
 
 
 # The language form needs no CSRF token: the most a forged post can do is switch a visitor's language, the

@@ -239,5 +239,4 @@ def test_the_portal_serving_these_pages_reports_itself_healthy_with_its_worker(l
     """/healthz as a load balancer reads it, with a real worker beating its heartbeat (tests/e2e/conftest.py)."""
     wait_for(lambda: page.request.get(f"{live_portal}/healthz").ok, seconds=60, what="a healthy portal")
     health = page.request.get(f"{live_portal}/healthz").json()
-    assert health["failing"] == [] and health["workers"]["count"] >= 1
-    assert set(health["queues"]["depth"]) == {"scoring", "protocol"}
+    assert health["failing"] == [] and health["workers"] == health["queues"] == {"status": "ok"}
