@@ -113,9 +113,8 @@ def hidden_values(version) -> set[str]:
 def shows_any(text: str, values: set[str]) -> bool:
     """Whether `text` shows one of the hidden `values`. A value of digits only (a code: '000320') counts
     only as a number of its own, not as a run of digits inside another (a time's microseconds, an id)."""
-    return any(
-        re.search(rf"(?<!\d){value}(?!\d)", text) if value.isdigit() else value in text for value in values
-    )
+    numbers = set(re.findall(r"\d+", text))  # every run of digits, whole
+    return any(value in numbers if value.isdigit() else value in text for value in values)
 
 
 def data_reading_predictions(version) -> dict[str, str]:
