@@ -131,7 +131,7 @@ def staff(django_user_model, password):
     )
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def termite_archive():
     """The real Termite archive beside the checkout; its tests skip cleanly where it is absent."""
     path = termite_archive_path()

@@ -9,7 +9,7 @@ import contextlib
 import hashlib
 import re
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, TypeVar
@@ -492,53 +492,47 @@ def quietly(what: str, action: Callable[..., T], *args: Any, **kwargs: Any) -> T
     pytest.fail(problem, pytrace=False)
 
 
-@pytest.fixture
-def termite_copies(termite_archive: Path, tmp_path: Path) -> dict[str, tuple[Path, str]]:
-    """Each database's slug -> its SQLite copy and its schema text."""
+@pytest.fixture(scope="module")
+def termite_neighbours(
+    termite_archive: Path, tmp_path_factory: pytest.TempPathFactory
+) -> list[tuple[str, str, Path]]:
+    """Each database's neighbours, built once for the tests below: (what, for a failure message: slug and
+    seed; its text; its built copy)."""
+    folder = tmp_path_factory.mktemp("termite")
     source = quietly("reading the archive", read_termite_archive, termite_archive, TERMITE_PASSWORD)
-    copies = {}
+    neighbours = []
     for database in source.databases:
-        target = tmp_path / f"{database.slug}.sqlite3"
-        quietly(f"building {database.slug}", build_sqlite, database.dump, target)
-        copies[database.slug] = (target, schema_text(database.dump))
-    return copies
-
-
-def archive_neighbours(
-    copies: dict[str, tuple[Path, str]], tmp_path: Path
-) -> Iterator[tuple[str, str, Path]]:
-    """Each database's neighbours: (what, for a failure message: slug and seed; its text; its built copy)."""
-    for slug, (original, schema) in copies.items():
+        original = folder / f"{database.slug}.sqlite3"
+        quietly(f"building {database.slug}", build_sqlite, database.dump, original)
+        schema = schema_text(database.dump)
         for seed in range(ARCHIVE_SEEDS):
-            what = f"{slug} seed {seed}"
+            what = f"{database.slug} seed {seed}"
             text = quietly(what, neighbour_dump, original=original, schema_text=schema, seed=what)
-            yield what, text, quietly(what, built, text, tmp_path / "n.sqlite3")
+            neighbours.append(
+                (what, text, quietly(what, built, text, folder / f"{database.slug}-{seed}.sqlite3"))
+            )
+    return neighbours
 
 
 @pytest.mark.termite_archive
 def test_neighbours_of_every_termite_database_build_and_keep_their_foreign_keys(
-    termite_copies: dict, tmp_path: Path
+    termite_neighbours: list[tuple[str, str, Path]],
 ) -> None:
-    databases = len(termite_copies)
-    assert databases == 10
-    violations = {
-        what: quietly(what, foreign_key_violations, path)
-        for what, _, path in archive_neighbours(termite_copies, tmp_path)
-    }
-    checked = len(violations)
-    assert checked == 10 * ARCHIVE_SEEDS
-    failing = sorted(what for what, count in violations.items() if count)
+    assert len(termite_neighbours) == 10 * ARCHIVE_SEEDS  # ten databases
+    failing = sorted(
+        what for what, _, path in termite_neighbours if quietly(what, foreign_key_violations, path)
+    )
     assert failing == []
 
 
 @pytest.mark.termite_archive
 @pytest.mark.mariadb
 def test_mariadb_loads_neighbours_of_every_termite_database(
-    reference_url: str, termite_copies: dict, tmp_path: Path
+    reference_url: str, termite_neighbours: list[tuple[str, str, Path]]
 ) -> None:
     failing = [
         what
-        for what, text, path in archive_neighbours(termite_copies, tmp_path)
+        for what, text, path in termite_neighbours
         if not quietly(what, mariadb_agrees, reference_url, text, path)
     ]
     assert failing == []
