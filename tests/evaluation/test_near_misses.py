@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -472,29 +473,42 @@ def test_a_near_miss_is_a_rule_and_a_query() -> None:
 ARCHIVE_NEAR_MISSES_AT_LEAST = 3200
 
 
-def termite_gold(archive: Path, folder: Path) -> tuple[list[tuple[str, str, str]], dict[str, Path], dict]:
-    """(question id, database, gold) of each question, and each database's SQLite copy and schema."""
-    source = read_termite_archive(archive, "youshallnotpass")
+@dataclass(frozen=True)
+class TermiteGold:
+    questions: list[tuple[str, str, str]]  # (question id, database, gold)
+    copies: dict[str, Path]  # database -> its SQLite copy
+    schemas: dict[str, dict]  # database -> its schema
+    misses: dict[
+        str, list[NearMiss] | None
+    ]  # question id -> its gold's near misses; None: finding them raised
+
+
+@pytest.fixture(scope="module")
+def termite_gold(termite_archive: Path, tmp_path_factory: pytest.TempPathFactory) -> TermiteGold:
+    """The archive's gold, copies and schemas, and each gold's near misses, found once for the tests below."""
+    folder = tmp_path_factory.mktemp("termite")
+    source = read_termite_archive(termite_archive, "youshallnotpass")
     copies, schemas = {}, {}
     for database in source.databases:
         copies[database.slug] = folder / f"{database.slug}.sqlite3"
         schemas[database.slug] = build_sqlite(database.dump, copies[database.slug]).schema
     questions = [(question.public_id, question.db_slug, question.gold_sql) for question in source.questions]
-    return questions, copies, schemas
+    misses: dict[str, list[NearMiss] | None] = {}
+    for question_id, database, gold in questions:
+        try:
+            misses[question_id] = near_misses(gold, schema=schemas[database])
+        except Exception:  # the test below names the question; the error's message may quote the gold
+            misses[question_id] = None
+    return TermiteGold(questions, copies, schemas, misses)
 
 
 @pytest.mark.termite_archive
-def test_every_termite_gold_has_near_misses_that_parse(termite_archive: Path, tmp_path: Path) -> None:
-    questions, _, schemas = termite_gold(termite_archive, tmp_path)
-    raising, unreadable, counts = [], [], {}
-    for question_id, database, gold in questions:
-        try:
-            found = near_misses(gold, schema=schemas[database])
-        except Exception:
-            raising.append(question_id)
-            continue
-        counts[question_id] = len(found)
-        for miss in found:
+def test_every_termite_gold_has_near_misses_that_parse(termite_gold: TermiteGold) -> None:
+    raising = [question_id for question_id, found in termite_gold.misses.items() if found is None]
+    unreadable, counts = [], {}
+    for question_id, found in termite_gold.misses.items():
+        counts[question_id] = len(found or ())
+        for miss in found or ():
             try:
                 parse_one(miss.sql, source="mysql")
             except TranspileError:
@@ -507,21 +521,21 @@ def test_every_termite_gold_has_near_misses_that_parse(termite_archive: Path, tm
 
 @pytest.mark.termite_archive
 def test_the_near_misses_of_termite_gold_run_on_its_copy_wherever_the_gold_does(
-    termite_archive: Path, tmp_path: Path
+    termite_gold: TermiteGold,
 ) -> None:
-    questions, copies, schemas = termite_gold(termite_archive, tmp_path)
     failing: set[str] = set()
     ran = 0
-    for question_id, database, gold in questions:
-        with contextlib.closing(sqlite3.connect(copies[database])) as conn:
+    for question_id, database, gold in termite_gold.questions:
+        schema = termite_gold.schemas[database]
+        with contextlib.closing(sqlite3.connect(termite_gold.copies[database])) as conn:
             install_functions(conn)
             try:
-                conn.execute(to_sqlite(gold, schema=schemas[database])).fetchall()
+                conn.execute(to_sqlite(gold, schema=schema)).fetchall()
             except (TranspileError, sqlite3.Error):
                 continue  # the gold that names a table by a quoted string, as MySQL refuses
-            for miss in near_misses(gold, schema=schemas[database]):
+            for miss in termite_gold.misses[question_id] or ():
                 try:
-                    conn.execute(to_sqlite(miss.sql, schema=schemas[database])).fetchall()
+                    conn.execute(to_sqlite(miss.sql, schema=schema)).fetchall()
                     ran += 1
                 except (TranspileError, sqlite3.Error):
                     failing.add(f"{question_id} {miss.rule}")
