@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from django.contrib.auth.models import AnonymousUser
 from django.core import mail
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from evaluation.scoring.score import SCORER_VERSION
@@ -17,6 +17,7 @@ from leaderboard.jobs import rescore_submission, score_submission
 from leaderboard.models import Rescoring, Scoring, Submission
 from leaderboard.rescoring import rescoring_start
 from termite_site.accounts.services import api_token_create
+from tests.factories import version_make
 
 OLDER = "1.2.0"
 
@@ -98,6 +99,20 @@ def test_rescoring_again_changes_nothing(two_public, demo_version):
     call_command_output("rescore", "--version", "demo-1.0")
     assert "nothing to rescore" in call_command_output("rescore", "--version", "demo-1.0")
     assert Rescoring.objects.count() == 1 and Scoring.objects.count() == 4
+
+
+def test_rescoring_every_version_rescores_each_one_an_older_scorer_scored(two_public, demo_version):
+    other = version_make(label="vuota-1.0")
+    out = call_command_output("rescore", "--all")
+    assert f"Rescoring {demo_version} with scorer {SCORER_VERSION}: 2 of 2 submissions done, finished." in out
+    assert f"Every submission of {other} is scored by the current scorer: nothing to rescore." in out
+    again = call_command_output("rescore", "--all")
+    assert again.count("nothing to rescore") == 2 and Rescoring.objects.count() == 1
+
+
+def test_an_errata_rescoring_names_its_version():
+    with pytest.raises(CommandError, match="--reason errata rescores one version"):
+        call_command("rescore", "--all", "--reason", "errata")
 
 
 def test_a_rescoring_resumes_after_a_crash_and_never_scores_a_submission_twice(two_public, demo_version):

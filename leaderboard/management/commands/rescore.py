@@ -2,26 +2,39 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from evaluation.management.commands._base import BenchmarkCommand
+from evaluation.models import BenchmarkVersion
 from leaderboard.models import Rescoring
 from leaderboard.rescoring import rescoring_start
 
 
 class Command(BenchmarkCommand):
     help = (
-        "Rescore every scored submission of a version with the current scorer, one job per submission on the "
-        "scoring queue (in this process without Redis). Idempotent: run it again after a crash and it resumes, "
-        "enqueueing only what is left. Each submission keeps its history; the changelog lists what moved."
+        "Rescore every scored submission of a version (or of every version, with --all) with the current "
+        "scorer, one job per submission on the scoring queue (in this process without Redis). Idempotent: run "
+        "it again after a crash and it resumes, enqueueing only what is left; with nothing outdated it does "
+        "nothing, so a deployment can run it after every migrate. Each submission keeps its history; the "
+        "changelog lists what moved."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--version", dest="label", required=True, help="Label of a benchmark version")
+        which = parser.add_mutually_exclusive_group(required=True)
+        which.add_argument("--version", dest="label", help="Label of a benchmark version")
+        which.add_argument("--all", dest="every", action="store_true", help="Every benchmark version")
         parser.add_argument("--reason", choices=Rescoring.Reason.values, default=Rescoring.Reason.SCORER)
 
-    def handle(self, *args: Any, label: str, reason: str, **options: Any) -> None:
-        version = self.version_named(label)
+    def handle(self, *args: Any, label: str | None, every: bool, reason: str, **options: Any) -> None:
+        if every and reason == Rescoring.Reason.ERRATA:
+            raise CommandError("--reason errata rescores one version: name it with --version.")
+        versions = (
+            BenchmarkVersion.objects.order_by("created_at") if every else [self.version_named(label or "")]
+        )
+        for version in versions:
+            self.rescore(version, reason)
+
+    def rescore(self, version: BenchmarkVersion, reason: str) -> None:
         rescoring = rescoring_start(version=version, reason=reason)
         if rescoring is None:
             self.stdout.write(
