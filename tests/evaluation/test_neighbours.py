@@ -116,11 +116,18 @@ TABLES = ("classi", "docenti", "studenti", "lezioni", "voti")
 MARIADB_SEEDS = 5
 
 
-@pytest.fixture
-def scuola(tmp_path: Path) -> Path:
-    original = tmp_path / "scuola.sqlite3"
+@pytest.fixture(scope="module")
+def scuola(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    original = tmp_path_factory.mktemp("scuola") / "scuola.sqlite3"
     build_sqlite(SCUOLA, original)
     return original
+
+
+@pytest.fixture(scope="module")
+def scuola_neighbours(scuola: Path, tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """Neighbours of the school with the default options, seeds 0 to 79: built once, for the tests that
+    only read them."""
+    return neighbours(scuola, tmp_path_factory.mktemp("neighbours"), range(80))
 
 
 def neighbour_of(original: Path, dump: str, seed: str, **options: Any) -> str:
@@ -193,13 +200,15 @@ def test_values_are_written_as_mysql_literals(scuola: Path) -> None:
     assert all_match("docenti.ruolo", r"'(titolare|supplente|sostegno)'")
 
 
-def test_it_builds_into_a_copy_with_the_shape_of_the_original(scuola: Path, tmp_path: Path) -> None:
-    for path in neighbours(scuola, tmp_path, range(30)):
+def test_it_builds_into_a_copy_with_the_shape_of_the_original(
+    scuola: Path, scuola_neighbours: list[Path]
+) -> None:
+    for path in scuola_neighbours[:30]:
         assert read_shape(path) == read_shape(scuola)
 
 
-def test_every_foreign_key_points_at_a_row_of_the_neighbour(scuola: Path, tmp_path: Path) -> None:
-    copies = neighbours(scuola, tmp_path, range(40))
+def test_every_foreign_key_points_at_a_row_of_the_neighbour(scuola_neighbours: list[Path]) -> None:
+    copies = scuola_neighbours[:40]
     assert [foreign_key_violations(path) for path in copies] == [0] * 40
     # The self-reference and the composite keys are used, not only left NULL.
     assert any(query(path, "SELECT 1 FROM docenti WHERE tutor_id IS NOT NULL") for path in copies)
@@ -207,16 +216,16 @@ def test_every_foreign_key_points_at_a_row_of_the_neighbour(scuola: Path, tmp_pa
 
 
 def test_a_not_null_foreign_key_to_an_empty_table_leaves_its_table_empty(
-    scuola: Path, tmp_path: Path
+    scuola_neighbours: list[Path],
 ) -> None:
-    copies = neighbours(scuola, tmp_path, range(80))
+    copies = scuola_neighbours[:80]
     without_classes = [path for path in copies if not query(path, "SELECT 1 FROM classi")]
     assert without_classes
     assert all(not query(path, "SELECT 1 FROM studenti") for path in without_classes)
 
 
-def test_primary_and_unique_keys_stay_unique_as_mysql_compares_text(scuola: Path, tmp_path: Path) -> None:
-    for path in neighbours(scuola, tmp_path, range(40)):
+def test_primary_and_unique_keys_stay_unique_as_mysql_compares_text(scuola_neighbours: list[Path]) -> None:
+    for path in scuola_neighbours[:40]:
         codes = [code.lower() for code in column(path, "docenti", "codice_fiscale")]
         assert len(codes) == len(set(codes))  # 'RSSMRA...' and 'rssmra...' are the same key to MySQL
         classes = query(path, "SELECT anno, LOWER(sezione) FROM classi")
@@ -225,9 +234,9 @@ def test_primary_and_unique_keys_stay_unique_as_mysql_compares_text(scuola: Path
         assert len(marks) == len(set(marks))
 
 
-def test_primary_key_columns_are_never_null(scuola: Path, tmp_path: Path) -> None:
+def test_primary_key_columns_are_never_null(scuola_neighbours: list[Path]) -> None:
     # MySQL makes every primary key column NOT NULL; SQLite would store NULL in a composite one.
-    for path in neighbours(scuola, tmp_path, range(30)):
+    for path in scuola_neighbours[:30]:
         assert not query(path, "SELECT 1 FROM classi WHERE anno IS NULL OR sezione IS NULL")
         assert not query(path, "SELECT 1 FROM lezioni WHERE ora IS NULL OR giorno IS NULL")
 
@@ -270,9 +279,9 @@ def test_a_column_named_by_a_check_constraint_keeps_values_of_original_rows(
     assert len(marks) > 1
 
 
-def test_text_with_quotes_and_backslashes_survives_the_dump(scuola: Path, tmp_path: Path) -> None:
+def test_text_with_quotes_and_backslashes_survives_the_dump(scuola_neighbours: list[Path]) -> None:
     rooms = set()
-    for path in neighbours(scuola, tmp_path, range(30)):
+    for path in scuola_neighbours[:30]:
         rooms |= set(column(path, "classi", "aula"))
     assert {"L'Aquila", "Lab\\Chimica"} <= rooms
     assert rooms <= {
@@ -302,8 +311,8 @@ def test_the_gold_literals_appear_in_their_columns(scuola: Path, tmp_path: Path)
     )
 
 
-def test_values_are_drawn_near_the_original_ones(scuola: Path, tmp_path: Path) -> None:
-    copies = neighbours(scuola, tmp_path, range(30))
+def test_values_are_drawn_near_the_original_ones(scuola_neighbours: list[Path]) -> None:
+    copies = scuola_neighbours[:30]
     salaries = {s for path in copies for s in column(path, "docenti", "stipendio")}
     births = {d for path in copies for d in column(path, "studenti", "nato_il")}
     surnames = {s for path in copies for s in column(path, "docenti", "cognome")}
@@ -316,9 +325,9 @@ def test_values_are_drawn_near_the_original_ones(scuola: Path, tmp_path: Path) -
 
 
 def test_tables_are_sometimes_empty_sometimes_a_single_row_and_sometimes_repeat_values(
-    scuola: Path, tmp_path: Path
+    scuola_neighbours: list[Path],
 ) -> None:
-    copies = neighbours(scuola, tmp_path, range(40))
+    copies = scuola_neighbours[:40]
     counts = [
         dict(zip(TABLES, (len(query(p, f"SELECT 1 FROM {t}")) for t in TABLES), strict=True)) for p in copies
     ]
@@ -330,10 +339,10 @@ def test_tables_are_sometimes_empty_sometimes_a_single_row_and_sometimes_repeat_
     assert any(query(p, "SELECT media FROM studenti GROUP BY media HAVING COUNT(*) > 2") for p in copies)
 
 
-def test_row_counts_stay_within_max_rows(scuola: Path, tmp_path: Path) -> None:
+def test_row_counts_stay_within_max_rows(scuola: Path, scuola_neighbours: list[Path], tmp_path: Path) -> None:
     for path in neighbours(scuola, tmp_path, range(20), max_rows=3):
         assert all(len(query(path, f"SELECT 1 FROM {table}")) <= 3 for table in TABLES)
-    for path in neighbours(scuola, tmp_path, range(20, 40)):
+    for path in scuola_neighbours[20:40]:
         assert all(len(query(path, f"SELECT 1 FROM {table}")) <= 30 for table in TABLES)
     empty = neighbour_of(scuola, SCUOLA, "vuoto", max_rows=0)
     assert "INSERT" not in empty
