@@ -11,6 +11,11 @@ question, with one gold cache; a prediction is right when its outcome is `correc
 A `Judged` case agrees when both say the same; a false positive is right for the portal and wrong for
 MariaDB, a false negative the reverse. Everything here names cases by question id and rule, never by SQL
 or values.
+
+ONLY_FULL_GROUP_BY: MariaDB's default sql_mode lacks it, MySQL 8.0's has it. A case the portal refuses
+with its error 1055 or 1140 is run again on MariaDB with ONLY_FULL_GROUP_BY on (MariaDB's rule, which has
+no detection of functional dependence, refuses everything MySQL 8.0's refuses and more): the test reads
+that verdict beside the portal's.
 """
 
 from __future__ import annotations
@@ -54,6 +59,8 @@ class Judged:
     case: Case
     portal: str  # the scorer's outcome: correct, wrong_result, syntax_error, ...
     mariadb: str  # CORRECT, WRONG or REFUSED
+    portal_error: int | None = None  # the MySQL error number of the portal's refusal, when it gives one
+    mariadb_full_group_by: str | None = None  # MariaDB's verdict with ONLY_FULL_GROUP_BY, where asked
 
     @property
     def classification(self) -> str:
@@ -176,10 +183,18 @@ def one_per_question(question_ids: Sequence[str]) -> list[dict[str, int]]:
     return batches
 
 
-def judge_on_portal(copies: PortalCopies, cases: Sequence[Case]) -> list[str]:
-    """The scorer's outcome for every case, scored in batches of at most one case per question."""
+# The portal's refusals in MySQL's words: "ERROR 1055 (42000): ..."
+_MYSQL_ERROR = re.compile(r"ERROR (\d+) \(")
+# ONLY_FULL_GROUP_BY's errors for a column neither grouped nor functionally dependent (MySQL's own and
+# MariaDB's rule raise them).
+FULL_GROUP_BY_ERRORS = (1055, 1140)
+
+
+def judge_on_portal(copies: PortalCopies, cases: Sequence[Case]) -> list[tuple[str, int | None]]:
+    """The scorer's outcome for every case, with the MySQL error number its refusal carries, scored in
+    batches of at most one case per question."""
     batches = one_per_question([case.question_id for case in cases])
-    outcomes = [""] * len(cases)
+    outcomes: list[tuple[str, int | None]] = [("", None)] * len(cases)
     cache: GoldCache = {}
     for batch in batches:
         questions = [copies.questions[qid] for qid in batch]
@@ -191,8 +206,18 @@ def judge_on_portal(copies: PortalCopies, cases: Sequence[Case]) -> list[str]:
             gold_cache=cache,
         )
         for score in report.questions:
-            outcomes[batch[score.question_id]] = score.outcome
+            error = _MYSQL_ERROR.match(score.error or "")
+            outcomes[batch[score.question_id]] = (score.outcome, int(error.group(1)) if error else None)
     return outcomes
+
+
+def with_only_full_group_by(reference: ReferenceDatabase, gold: _Gold, sql: str) -> str:
+    """MariaDB's verdict on `sql` with ONLY_FULL_GROUP_BY added to its sql_mode, for this statement only."""
+    [(mode,)] = reference.run("SELECT @@SESSION.sql_mode")[1]
+    statement = sql.strip().rstrip(";")
+    return mariadb_verdict(
+        reference, gold, f"SET STATEMENT sql_mode = '{mode},ONLY_FULL_GROUP_BY' FOR {statement}"
+    )
 
 
 def run_differential(source: BenchmarkSource, *, reference_url: str, directory: Path) -> Differential:
@@ -204,6 +229,7 @@ def run_differential(source: BenchmarkSource, *, reference_url: str, directory: 
     cases: list[Case] = []
     verdicts: list[str] = []
     runnable: list[str] = []
+    judges: list[tuple[ReferenceDatabase, _Gold]] = []  # where and against what each case was judged
     with ExitStack() as stack:
         started = time.perf_counter()
         references = {
@@ -223,12 +249,22 @@ def run_differential(source: BenchmarkSource, *, reference_url: str, directory: 
             runnable.append(item.public_id)
             for case in generate(item.public_id, item.gold_sql):
                 cases.append(case)
+                judges.append((reference, gold))
                 verdicts.append(mariadb_verdict(reference, gold, case.sql))
         seconds["mariadb judging"] = time.perf_counter() - started
-    started = time.perf_counter()
-    outcomes = judge_on_portal(copies, cases)
-    seconds["portal scoring"] = time.perf_counter() - started
-    judged = [Judged(c, o, v) for c, o, v in zip(cases, outcomes, verdicts, strict=True)]
+        started = time.perf_counter()
+        outcomes = judge_on_portal(copies, cases)
+        seconds["portal scoring"] = time.perf_counter() - started
+        judged = [
+            Judged(
+                case,
+                outcome,
+                verdict,
+                error,
+                with_only_full_group_by(*judge, case.sql) if error in FULL_GROUP_BY_ERRORS else None,
+            )
+            for case, (outcome, error), verdict, judge in zip(cases, outcomes, verdicts, judges, strict=True)
+        ]
     return Differential(judged, runnable, seconds)
 
 
