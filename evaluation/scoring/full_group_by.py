@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import logging
 import sqlite3
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -52,6 +53,8 @@ from evaluation.scoring.conformance import NotConformant
 from evaluation.scoring.schema_shape import Shape, Table, read_shape
 
 __all__ = ["Keys", "NotFullGroupBy", "Refusal", "View", "full_group_by_refusal", "read_keys"]
+
+logger = logging.getLogger(__name__)
 
 
 # --- What the check reads of a database ------------------------------------------------------------------
@@ -168,14 +171,16 @@ def full_group_by_refusal(tree: exp.Expr, keys: Keys) -> Refusal | None:
     if not isinstance(tree, exp.Query):
         return None
     analysis = _Analysis(keys)
-    selects = list(tree.find_all(exp.Select))
-    # MySQL resolves the query blocks inside a block before the block itself.
-    for select in reversed(selects):
-        if _unreferenced_cte(select, tree):
-            continue  # MySQL never resolves a CTE that no table names
-        refusal = analysis.block(select).refusal()
-        if refusal is not None:
-            return refusal
+    try:
+        # MySQL resolves the query blocks inside a block before the block itself.
+        for select in reversed(list(tree.find_all(exp.Select))):
+            if _unreferenced_cte(select, tree):
+                continue  # MySQL never resolves a CTE that no table names
+            refusal = analysis.block(select).refusal()
+            if refusal is not None:
+                return refusal
+    except Exception as error:  # a bug here must not refuse a query MySQL may accept: it cannot tell
+        logger.warning("checking ONLY_FULL_GROUP_BY failed unexpectedly: %s", type(error).__name__)
     return None
 
 
@@ -259,9 +264,8 @@ class _Analysis:
         block = self.block(body)
         grouped = block.grouped()
         if not known and (grouped or not _mergeable(body)):
-            return set(
-                known
-            )  # MySQL learns nothing of a materialized table until one of its columns is known
+            # MySQL learns nothing of a materialized table until one of its columns is known.
+            return set(known)
         columns: set[_Ref] = set()
         expressions: set[_Form] = set()
         for name in known:
@@ -881,7 +885,7 @@ class _Closure:
             if not self.determines(column):
                 return False
             return join is None or column.alias in join.weak or self._strong_side_determined(join)
-        refs = [self.block.resolve(c) for c in determinant.find_all(exp.Column)]
+        refs = [self.block.resolve(c) for c in _own_columns(determinant)]
         outer = any(ref is not None and ref.block is not self.block for ref in refs)
         if not outer and any(ref is not None for ref in refs):
             return False  # an expression of this block's columns is no constant
@@ -894,7 +898,7 @@ class _Closure:
     def _strong_side_determined(self, join: _OuterJoin) -> bool:
         """Every column of the strong side that the outer join's ON reads is determined."""
         for term in join.conjuncts:
-            for column in term.find_all(exp.Column):
+            for column in _own_columns(term):
                 ref = self.block.own_column(column)
                 if ref is not None and ref.alias not in join.weak and not self.determines(ref):
                     return False
@@ -941,6 +945,11 @@ def _is_aggregate(node: exp.Expr) -> bool:
 def _has_own_aggregate(node: exp.Expr) -> bool:
     """Whether `node` holds an aggregate of its own query block (not of a subquery)."""
     return any(_is_aggregate(part) for part in _walk(node, skip=exp.Query))
+
+
+def _own_columns(node: exp.Expr) -> Iterator[exp.Column]:
+    """The columns in `node` outside its subqueries (a subquery is a constant, or reads outer columns)."""
+    return (part for part in _walk(node, skip=exp.Query) if isinstance(part, exp.Column))
 
 
 def _window_parts(window: exp.Window) -> list[exp.Expr]:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import sqlglot
 
+from evaluation.scoring import full_group_by
 from evaluation.scoring.dialect import NotFullGroupBy, to_sqlite
 from evaluation.scoring.full_group_by import Keys, full_group_by_refusal, read_keys
 from evaluation.scoring.mysql_dump import build_sqlite
@@ -314,6 +315,15 @@ def test_a_views_query_carries_its_dependence(tmp_path):
     assert refusal("SELECT city_name FROM big_city GROUP BY city_id", views) is None
     found = refusal("SELECT city_name FROM big_city GROUP BY district", views)
     assert found is not None and "'big_city.city_name'" in found.message
+
+
+def test_a_failure_of_the_check_itself_accepts_the_query(keys, monkeypatch, caplog):
+    def broken(*args):
+        raise KeyError("a bug")
+
+    monkeypatch.setattr(full_group_by._Analysis, "block", broken)
+    assert refusal("SELECT Continent, Name FROM country GROUP BY Continent", keys) is None
+    assert "KeyError" in caplog.text and "Name" not in caplog.text
 
 
 # --- Where the check applies ---------------------------------------------------------------------------------
