@@ -31,8 +31,12 @@ manual's, "Detection of Functional Dependence":
   carries none;
 - WITH ROLLUP: only the grouped expressions themselves, no dependence.
 
+Only `=` gives dependence (not `<=>`, not `(a = b) = 1`, not an equality under OR), as in MySQL.
+
 Where this cannot tell (a table it does not know, an ambiguous name, a construct outside these rules), it
-accepts: refusing what MySQL accepts would cost a right answer. Column names in messages are `table.column`
+accepts: refusing what MySQL accepts would cost a right answer. Accepted so, though MySQL may refuse: a
+dependence inside a derived table on the weak side of an outer join (MySQL asks it to be NULL-friendly), an
+outer join inside another's weak side made inner by WHERE, an uncorrelated subquery taken for a constant. Column names in messages are `table.column`
 as the query names the table; MySQL prefixes a base table's database name, which participants do not see.
 """
 
