@@ -10,11 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from evaluation.schemas import SchemaForms
+from evaluation.scoring.full_group_by import Keys
 from evaluation.scoring.suites import BuiltSuite
 from evaluation.sources import DatabaseSource, QuestionSource
 
 # Findings that make a question unscorable; every other finding is a warning shown to admins.
-INVALIDATING = {"gold_untranspilable", "gold_fails", "gold_fails_on_reference"}
+INVALIDATING = {"gold_untranspilable", "gold_fails", "gold_fails_on_reference", "gold_loose_group_by"}
 # The gold uses a table or column the schema shown to participants lacks: staff should exclude it.
 HIDDEN_SCHEMA = "gold_uses_hidden_schema"
 
@@ -38,6 +39,7 @@ class PreparedDatabase:
     tables: dict[str, dict[str, Any]]  # table -> {"columns": [names], "rows": count}
     # table -> column -> declared type, which transpiling needs to keep MySQL's comparison rules
     column_types: dict[str, dict[str, str]]
+    keys: Keys  # what MySQL's ONLY_FULL_GROUP_BY derives functional dependence from
     findings: list[Finding] = field(default_factory=list)
     # How the authors' schema-only dump differs from the scored database, and the gold it cannot answer.
     schema_differences: list[str] = field(default_factory=list)

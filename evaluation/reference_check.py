@@ -2,6 +2,8 @@
 
 Gold that the reference rejects is made invalid and excluded, never repaired by SQLite's more lenient
 parse; any other disagreement is reported with its cause. Findings never hold gold text or values.
+ONLY_FULL_GROUP_BY is not asked of MariaDB, whose rule lacks MySQL 8.0's detection of functional
+dependence: import checks gold against MySQL 8.0's rule itself (validation.py, full_group_by.py).
 """
 
 from __future__ import annotations
@@ -39,7 +41,6 @@ def check_against_reference(
         _compare_tables(database, reference)
         for question in questions:
             _compare_gold(database, question, reference)
-        _check_loose_group_by(questions, reference)
 
 
 def _compare_tables(database: PreparedDatabase, reference: ReferenceDatabase) -> None:
@@ -82,25 +83,3 @@ def _compare_gold(
         question.findings.append(
             Finding("engine_mismatch", f"SQLite and MySQL results differ in {outcome.cause}")
         )
-
-
-# MySQL's error for a non-aggregated column outside GROUP BY under ONLY_FULL_GROUP_BY.
-_ER_WRONG_FIELD_WITH_GROUP = 1055
-
-
-def _check_loose_group_by(questions: list[PreparedQuestion], reference: ReferenceDatabase) -> None:
-    """Gold that only runs because MySQL's GROUP BY is loose: its result may pick any row of a group."""
-    reference.run("SET SESSION sql_mode = CONCAT(@@sql_mode, ',ONLY_FULL_GROUP_BY')")
-    for question in questions:
-        if not question.is_valid:
-            continue
-        try:
-            reference.run(question.source.gold_sql)
-        except ReferenceQueryError as error:
-            if error.code == _ER_WRONG_FIELD_WITH_GROUP:
-                question.findings.append(
-                    Finding(
-                        "gold_loose_group_by",
-                        "relies on MySQL's loose GROUP BY (ONLY_FULL_GROUP_BY rejects it)",
-                    )
-                )

@@ -19,9 +19,10 @@ from evaluation.reference_check import check_against_reference
 from evaluation.schemas import authors_schema, scored_schema
 from evaluation.scoring import dialect, hardness, mysql_dump
 from evaluation.scoring.engine_choice import order_dependence
+from evaluation.scoring.full_group_by import full_group_by_refusal, read_keys
 from evaluation.scoring.sandbox import Limits, Sandbox
 from evaluation.scoring.schema_shape import column_names, differences
-from evaluation.scoring.statements import TranspileError
+from evaluation.scoring.statements import TranspileError, parse_one
 from evaluation.sources import BenchmarkSource, DatabaseSource, QuestionSource, SourceError
 
 # Gold is trusted more than predictions, but it is still run in the sandbox, with room to spare.
@@ -90,6 +91,7 @@ def _build(source: DatabaseSource, workdir: Path) -> PreparedDatabase:
         scored_schema=scored_schema(source, target),
         authors_schema=authors_schema(source),
         column_types=built.schema,
+        keys=read_keys(target),
         tables={
             name: {"columns": [column.name for column in info.columns], "rows": info.row_count}
             for name, info in built.tables.items()
@@ -121,7 +123,29 @@ def _transpile(source: QuestionSource, database: PreparedDatabase) -> PreparedQu
         # The transpiler's message may quote the query; findings are shown and printed, so name the line only.
         findings.append(Finding("gold_untranspilable", f"cannot be translated to SQLite ({_where(error)})"))
         gold_sqlite = ""
+    else:
+        findings.extend(_full_group_by(source.gold_sql, database))
     return PreparedQuestion(source=source, hardness=level, gold_sqlite=gold_sqlite, findings=findings)
+
+
+def _full_group_by(gold_sql: str, database: PreparedDatabase) -> list[Finding]:
+    """MySQL 8.0 refuses gold that its default sql_mode's ONLY_FULL_GROUP_BY refuses: it cannot be scored.
+    The finding names MySQL's error number and clause, not the column (a name the gold writes)."""
+    if database.source.dialect != "mysql":
+        return []  # SQLite's GROUP BY is loose by design: a SQLite gold means what SQLite does
+    try:
+        tree, _ = parse_one(gold_sql, source="mysql")
+    except TranspileError:
+        return []
+    refusal = full_group_by_refusal(tree, database.keys)
+    if refusal is None:
+        return []
+    return [
+        Finding(
+            "gold_loose_group_by",
+            f"MySQL 8.0 refuses it (ERROR {refusal.code}: ONLY_FULL_GROUP_BY, {refusal.place}); excluded",
+        )
+    ]
 
 
 def _check_on_sqlite(question: PreparedQuestion, database: PreparedDatabase, sandbox: Sandbox) -> None:

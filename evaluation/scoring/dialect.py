@@ -30,8 +30,10 @@ found:
 - STR_TO_DATE: MySQL 8.0's default sql_mode (NO_ZERO_IN_DATE, NO_ZERO_DATE) makes a date with a zero
   part, or an invalid one ('31/02/2024'), NULL; MariaDB returns '2024-00-00' and '2024-02-31'.
 - GROUP_CONCAT: group_concat_max_len is 1024 bytes by default in MySQL 8.0, 1 MB in MariaDB.
-- sql_mode: MySQL 8.0 enables ONLY_FULL_GROUP_BY, so a loose GROUP BY fails there; the scorer follows
-  MariaDB here (29 gold queries rely on it), which is recorded, not emulated.
+- sql_mode: MySQL 8.0 enables ONLY_FULL_GROUP_BY, with its detection of functional dependence; MariaDB's
+  default sql_mode lacks it, and MariaDB's own has no such detection (it refuses 29 of Termite's gold
+  queries, which MySQL 8.0 accepts). A prediction is held to MySQL 8.0's rule (`full_group_by`, given the
+  database's `keys`): what it refuses is a syntax error with MySQL's message, before anything runs.
 
 The query is read by `statements.parse_one`, and the tree that results is written by sqlglot's own
 SQLite generator.
@@ -52,6 +54,7 @@ from collections.abc import Mapping
 import sqlglot
 
 from evaluation.scoring.conformance import NotConformant, conformance_error, mysql_conformance_error
+from evaluation.scoring.full_group_by import Keys, NotFullGroupBy, full_group_by_refusal
 from evaluation.scoring.function_rewrites import with_sqlite_functions
 from evaluation.scoring.query_shape import QueryTooComplex, check_shape
 from evaluation.scoring.resolver import ColumnResolver, TypeMap
@@ -68,7 +71,15 @@ from evaluation.scoring.statements import (
 from evaluation.scoring.survey import ReadsNoTable, survey, tree_is_hard_coded
 from evaluation.scoring.typed_rewrites import rewrite_by_types
 
-__all__ = ["NotConformant", "QueryTooComplex", "ReadsNoTable", "TranspileError", "read_schema", "to_sqlite"]
+__all__ = [
+    "NotConformant",
+    "NotFullGroupBy",
+    "QueryTooComplex",
+    "ReadsNoTable",
+    "TranspileError",
+    "read_schema",
+    "to_sqlite",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -95,6 +106,7 @@ def to_sqlite(
     *,
     source: str = "mysql",
     schema: Mapping[str, Mapping[str, str]] | None = None,
+    keys: Keys | None = None,
     check_conformance: bool = False,
 ) -> str:
     """One query, written for `source` ("mysql" or "sqlite"), as SQLite that keeps MySQL's meaning.
@@ -111,7 +123,9 @@ def to_sqlite(
     `conformance.conformance_error`'s, with the same precedence as calling that first: a SQLite text is
     scanned before anything else; a MySQL text's empty, multiple, too deep or unreadable statement is the
     transpiler's error, any other non-conformance comes before the rewrites. The MySQL check reads the
-    tree parsed here, before it is rewritten: one parse.
+    tree parsed here, before it is rewritten: one parse. With `keys` too (`full_group_by.read_keys`), a
+    MySQL query that ONLY_FULL_GROUP_BY refuses raises NotFullGroupBy, a NotConformant with MySQL's error;
+    without them that check is skipped.
     """
     if check_conformance and check_source(source) == "sqlite":
         problem = conformance_error(sql, dialect="sqlite")
@@ -127,7 +141,7 @@ def to_sqlite(
         sorted((table, tuple(sorted(columns.items()))) for table, columns in (schema or {}).items())
     )
     try:
-        return _to_sqlite(statement, source, frozen, check_conformance)
+        return _to_sqlite(statement, source, frozen, keys if check_conformance else None, check_conformance)
     except TranspileError:
         raise
     except RecursionError:
@@ -141,7 +155,9 @@ def to_sqlite(
 
 
 @functools.lru_cache(maxsize=4096)
-def _to_sqlite(statement: Statement, source: str, schema: _FrozenSchema, check_conformance: bool) -> str:
+def _to_sqlite(
+    statement: Statement, source: str, schema: _FrozenSchema, keys: Keys | None, check_conformance: bool
+) -> str:
     tree, text = parse_statement(statement, source=source), statement.text
     if check_conformance:  # the tree as written: the rewrites below change it in place
         problem = mysql_conformance_error(tree, text)
@@ -150,6 +166,10 @@ def _to_sqlite(statement: Statement, source: str, schema: _FrozenSchema, check_c
     found = survey(tree, text)
     if check_conformance and found.hard_coded:
         raise ReadsNoTable()
+    if keys is not None:
+        refusal = full_group_by_refusal(tree, keys)
+        if refusal is not None:
+            raise NotFullGroupBy(refusal.message)
     if found.needs_types:
         rewrite_by_types(tree, ColumnResolver(_types(schema)))
     tree = with_sqlite_functions(tree, found.rewrites)

@@ -1,10 +1,13 @@
 """Whether a gold query's rows on a database are the engine's choice rather than the query's.
 
 A LIMIT over unordered rows, or one that cuts through rows tied on the ORDER BY key, keeps rows the engine
-chooses; so does a column outside GROUP BY and outside any aggregate (MySQL's loose GROUP BY) whose value
-varies within a group. SQLite and MySQL may choose differently, so no prediction can be judged against
-such rows. Import reports order-dependent gold (evaluation/validation.py), and a test suite leaves out
-the neighbour databases where a gold query's rows are the engine's choice (suites.py).
+chooses; so does a column outside GROUP BY and outside any aggregate whose value varies within a group.
+MySQL 8.0's ONLY_FULL_GROUP_BY refuses such a column unless it is functionally dependent on the grouped
+columns, when it cannot vary (import excludes MySQL gold it refuses: full_group_by.py), or wrapped in
+ANY_VALUE, which the transpiler writes as the bare column; SQLite gold may select any bare column. SQLite
+and MySQL may choose differently, so no prediction can be judged against such rows. Import reports
+order-dependent gold (evaluation/validation.py), and a test suite leaves out the neighbour databases where
+a gold query's rows are the engine's choice (suites.py).
 """
 
 from __future__ import annotations

@@ -7,7 +7,8 @@ registers; CURDATE/NOW use local time; LEFT/RIGHT/MID become SUBSTR; XOR compare
 without ESCAPE gets MySQL's escape character, the backslash, written out (the `like` of
 `functions.install_functions` follows MySQL's collation); STR_TO_DATE, DATE_FORMAT/MONTHNAME/DAYNAME,
 DATE, PERIOD_DIFF, STRCMP, SUBSTRING_INDEX, FIELD, LOCATE/INSTR/POSITION and GROUP_CONCAT call functions
-of `functions`; LENGTH counts bytes, CHAR_LENGTH characters; `FROM DUAL` is dropped.
+of `functions`; LENGTH counts bytes, CHAR_LENGTH characters; ANY_VALUE(x) becomes x; `FROM DUAL` is
+dropped.
 """
 
 from __future__ import annotations
@@ -294,6 +295,8 @@ _REWRITES: dict[type[exp.Expr], Callable[[Any], exp.Expr]] = {
         "MYSQL_SUBSTRING_INDEX", node.this, node.args["delimiter"], node.args["count"]
     ),
     exp.GroupConcat: _group_concat,
+    # ANY_VALUE is no aggregate (sqlglot writes MAX): its argument as a bare column, any row's value.
+    exp.AnyValue: lambda node: node.this,
     exp.From: _from,
     exp.Trunc: lambda node: _call(
         "MYSQL_TRUNCATE", node.this, node.args.get("decimals") or exp.Literal.number(0)

@@ -22,6 +22,7 @@ from typing import Any, NamedTuple, cast
 
 from evaluation.scoring.compare import order_key_query, results_match, results_match_strict, split_order_keys
 from evaluation.scoring.dialect import QueryTooComplex, ReadsNoTable, TranspileError, read_schema, to_sqlite
+from evaluation.scoring.full_group_by import Keys, read_keys
 from evaluation.scoring.metrics import Graded, Metrics, summarise
 from evaluation.scoring.sandbox import DEFAULT_LIMITS, Execution, Limits, Query, Sandbox, refusal
 from evaluation.scoring.sandbox_child import MAX_ERROR_CHARS
@@ -219,7 +220,7 @@ def _test_suite_verdicts(
 
 
 def _prepare(
-    prediction: str | None, dialect: str, schema: Mapping[str, Mapping[str, str]] | None, limits: Limits
+    prediction: str | None, dialect: str, schema: _Schema | None, limits: Limits
 ) -> str | tuple[str, str | None]:
     """The prediction as SQLite to run, or (outcome, error) when a check of its text alone says there is
     nothing to run. Whatever goes wrong here costs this prediction only, never the submission."""
@@ -229,12 +230,18 @@ def _prepare(
     if refused is not None:
         return (refused.outcome, refused.error)
     try:
-        sql = to_sqlite(prediction, source=dialect, schema=schema, check_conformance=True)
+        sql = to_sqlite(
+            prediction,
+            source=dialect,
+            schema=schema.types if schema else None,
+            keys=schema.keys if schema else None,
+            check_conformance=True,
+        )
     except QueryTooComplex as exc:
         return ("resource_limit", str(exc)[:MAX_ERROR_CHARS])
     except ReadsNoTable as exc:
         return ("reads_no_table", str(exc))
-    except TranspileError as exc:  # NotConformant too: not written in its dialect is a syntax error
+    except TranspileError as exc:  # NotConformant too: not written in its dialect, or refused by MySQL
         return ("syntax_error", str(exc)[:MAX_ERROR_CHARS])
     refused = refusal(sql, limits)
     return sql if refused is None else (refused.outcome, refused.error)
@@ -349,7 +356,15 @@ def _gold_result(
     return GoldResult(plain.rows, order_keys)
 
 
-def _schema(path: Path) -> dict[str, dict[str, str]]:
+class _Schema(NamedTuple):
+    """What transpiling a MySQL prediction reads of its database."""
+
+    types: dict[str, dict[str, str]]  # table -> column -> declared type
+    keys: Keys  # what ONLY_FULL_GROUP_BY's functional dependence is derived from
+
+
+def _schema(path: Path) -> _Schema:
     uri = f"file:{urllib.parse.quote(str(path.resolve()))}?mode=ro"
     with closing(sqlite3.connect(uri, uri=True)) as connection:
-        return read_schema(connection)
+        types = read_schema(connection)
+    return _Schema(types, read_keys(path))

@@ -743,6 +743,51 @@ def loose_group_by(tree: exp.Expr, text: str) -> str | None:
     return _mysql(tree)
 
 
+def _plain_column(select: exp.Select, *, outside_group: bool) -> exp.Column | None:
+    """The first column the SELECT list holds as such (outside every GROUP BY expression, if asked)."""
+    group = select.args.get("group")
+    grouped = (
+        {key.sql(dialect="mysql").lower() for key in group.expressions} if group and outside_group else set()
+    )
+    for projection in select.expressions:
+        column = projection.unalias()
+        if (
+            isinstance(column, exp.Column)
+            and not column.is_star
+            and column.sql(dialect="mysql").lower() not in grouped
+        ):
+            return column
+    return None
+
+
+def group_by_dropped(tree: exp.Expr, text: str) -> str | None:
+    """GROUP BY dropped from a query that selects a column outside it: aggregated without GROUP BY, which
+    MySQL 8.0 refuses (ONLY_FULL_GROUP_BY, error 1140) and MariaDB answers with one row."""
+    select = _top_select(tree)
+    if (
+        select is None
+        or select.args.get("group") is None
+        or _plain_column(select, outside_group=False) is None
+    ):
+        return None
+    select.set("group", None)
+    select.set("having", None)
+    return _mysql(tree)
+
+
+def any_value(tree: exp.Expr, text: str) -> str | None:
+    """A grouped query's first column outside GROUP BY as ANY_VALUE(column): the same rows wherever the
+    column depends on the grouped ones, which MySQL 8.0 requires of the gold (MariaDB 10.11 has no
+    ANY_VALUE)."""
+    select = _top_select(tree)
+    grouped = select is not None and select.args.get("group") is not None
+    column = _plain_column(select, outside_group=True) if select is not None and grouped else None
+    if column is None:
+        return None
+    column.replace(exp.AnyValue(this=column.copy()))
+    return _mysql(tree)
+
+
 RULES: dict[str, tuple[str, Rule]] = {
     "backticks": (EQUIVALENT, backticks),
     "keywords_lower": (EQUIVALENT, keywords_lower),
@@ -798,6 +843,8 @@ RULES: dict[str, tuple[str, Rule]] = {
     "null_safe_equal": (MYSQL_TRAP, null_safe_equal),
     "group_concat_order": (MYSQL_TRAP, group_concat_order),
     "loose_group_by": (MYSQL_TRAP, loose_group_by),
+    "group_by_dropped": (MYSQL_TRAP, group_by_dropped),
+    "any_value": (MYSQL_TRAP, any_value),
 }
 
 # Rules that read the text only, so they apply even when sqlglot cannot read the gold.

@@ -11,6 +11,11 @@ question, with one gold cache; a prediction is right when its outcome is `correc
 A `Judged` case agrees when both say the same; a false positive is right for the portal and wrong for
 MariaDB, a false negative the reverse. Everything here names cases by question id and rule, never by SQL
 or values.
+
+ONLY_FULL_GROUP_BY: MariaDB's default sql_mode lacks it, MySQL 8.0's has it. A case that the portal's
+check of it refuses with error 1055 or 1140 is run again on MariaDB with ONLY_FULL_GROUP_BY on (MariaDB's
+rule, which has no detection of functional dependence, refuses everything MySQL 8.0's refuses and more):
+the test reads that verdict beside the portal's.
 """
 
 from __future__ import annotations
@@ -27,10 +32,11 @@ from pathlib import Path
 
 from evaluation.scoring.compare import Row, order_key_query, results_match, split_order_keys
 from evaluation.scoring.dialect import TranspileError, read_schema, to_sqlite
+from evaluation.scoring.full_group_by import Keys, full_group_by_refusal, read_keys
 from evaluation.scoring.mysql_dump import build_sqlite
 from evaluation.scoring.reference import ReferenceDatabase, ReferenceQueryError, connect
 from evaluation.scoring.score import GoldCache, GoldQuestion, score_predictions
-from evaluation.scoring.statements import split_statements
+from evaluation.scoring.statements import parse_one, split_statements
 from evaluation.sources import BenchmarkSource
 from tests.differential.generator import Case, generate
 
@@ -54,6 +60,8 @@ class Judged:
     case: Case
     portal: str  # the scorer's outcome: correct, wrong_result, syntax_error, ...
     mariadb: str  # CORRECT, WRONG or REFUSED
+    portal_error: int | None = None  # the MySQL error number of the portal's refusal, when it gives one
+    mariadb_full_group_by: str | None = None  # MariaDB's verdict with ONLY_FULL_GROUP_BY, where asked
 
     @property
     def classification(self) -> str:
@@ -176,10 +184,18 @@ def one_per_question(question_ids: Sequence[str]) -> list[dict[str, int]]:
     return batches
 
 
-def judge_on_portal(copies: PortalCopies, cases: Sequence[Case]) -> list[str]:
-    """The scorer's outcome for every case, scored in batches of at most one case per question."""
+# The portal's refusals in MySQL's words: "ERROR 1055 (42000): ..."
+_MYSQL_ERROR = re.compile(r"ERROR (\d+) \(")
+# ONLY_FULL_GROUP_BY's errors for a column neither grouped nor functionally dependent (MySQL's own and
+# MariaDB's rule raise them).
+FULL_GROUP_BY_ERRORS = (1055, 1140)
+
+
+def judge_on_portal(copies: PortalCopies, cases: Sequence[Case]) -> list[tuple[str, int | None]]:
+    """The scorer's outcome for every case, with the MySQL error number its refusal carries, scored in
+    batches of at most one case per question."""
     batches = one_per_question([case.question_id for case in cases])
-    outcomes = [""] * len(cases)
+    outcomes: list[tuple[str, int | None]] = [("", None)] * len(cases)
     cache: GoldCache = {}
     for batch in batches:
         questions = [copies.questions[qid] for qid in batch]
@@ -191,8 +207,27 @@ def judge_on_portal(copies: PortalCopies, cases: Sequence[Case]) -> list[str]:
             gold_cache=cache,
         )
         for score in report.questions:
-            outcomes[batch[score.question_id]] = score.outcome
+            error = _MYSQL_ERROR.match(score.error or "")
+            outcomes[batch[score.question_id]] = (score.outcome, int(error.group(1)) if error else None)
     return outcomes
+
+
+def full_group_by_error(sql: str, keys: Keys) -> int | None:
+    """The MySQL error number of ONLY_FULL_GROUP_BY's refusal of `sql`, as the scorer decides it."""
+    try:
+        refusal = full_group_by_refusal(parse_one(sql, source="mysql")[0], keys)
+    except TranspileError:
+        return None
+    return refusal.code if refusal is not None else None
+
+
+def with_only_full_group_by(reference: ReferenceDatabase, gold: _Gold, sql: str) -> str:
+    """MariaDB's verdict on `sql` with ONLY_FULL_GROUP_BY added to its sql_mode, for this statement only."""
+    [(mode,)] = reference.run("SELECT @@SESSION.sql_mode")[1]
+    statement = sql.strip().rstrip(";")
+    return mariadb_verdict(
+        reference, gold, f"SET STATEMENT sql_mode = '{mode},ONLY_FULL_GROUP_BY' FOR {statement}"
+    )
 
 
 def run_differential(source: BenchmarkSource, *, reference_url: str, directory: Path) -> Differential:
@@ -202,7 +237,7 @@ def run_differential(source: BenchmarkSource, *, reference_url: str, directory: 
     copies = build_portal_copies(source, directory)
     seconds["sqlite copies"] = time.perf_counter() - started
     cases: list[Case] = []
-    verdicts: list[str] = []
+    verdicts: list[tuple[str, str | None]] = []
     runnable: list[str] = []
     with ExitStack() as stack:
         started = time.perf_counter()
@@ -213,6 +248,7 @@ def run_differential(source: BenchmarkSource, *, reference_url: str, directory: 
         }
         seconds["mariadb load"] = time.perf_counter() - started
         started = time.perf_counter()
+        keys = {slug: read_keys(path) for slug, path in copies.database_paths.items()}
         for item in source.questions:
             reference = references.get(item.db_slug)
             if reference is None or not copies.questions[item.public_id].valid:
@@ -223,12 +259,21 @@ def run_differential(source: BenchmarkSource, *, reference_url: str, directory: 
             runnable.append(item.public_id)
             for case in generate(item.public_id, item.gold_sql):
                 cases.append(case)
-                verdicts.append(mariadb_verdict(reference, gold, case.sql))
+                refused = full_group_by_error(case.sql, keys[item.db_slug]) in FULL_GROUP_BY_ERRORS
+                verdicts.append(
+                    (
+                        mariadb_verdict(reference, gold, case.sql),
+                        with_only_full_group_by(reference, gold, case.sql) if refused else None,
+                    )
+                )
         seconds["mariadb judging"] = time.perf_counter() - started
     started = time.perf_counter()
     outcomes = judge_on_portal(copies, cases)
     seconds["portal scoring"] = time.perf_counter() - started
-    judged = [Judged(c, o, v) for c, o, v in zip(cases, outcomes, verdicts, strict=True)]
+    judged = [
+        Judged(case, outcome, verdict, error, strict)
+        for case, (outcome, error), (verdict, strict) in zip(cases, outcomes, verdicts, strict=True)
+    ]
     return Differential(judged, runnable, seconds)
 
 

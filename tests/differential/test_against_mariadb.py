@@ -7,6 +7,10 @@ never SQL or values. `python -m benchmarks.differential` prints the same figures
 
 Expected to fail until the scorer refuses other dialects' syntax and imitates MySQL's collations: the
 figures of each run are the scorer engineers' work list.
+
+MySQL 8.0 is the judge: where MariaDB's verdict is not MySQL 8.0's, the test states MySQL 8.0's with the
+reference manual's section it follows (DOCUMENTED_DIFFERENCES by rule; ONLY_FULL_GROUP_BY and
+DISTINCT_ORDER by the MySQL error the portal refuses with, whatever rule made the case).
 """
 
 from __future__ import annotations
@@ -17,7 +21,14 @@ import pytest
 
 from evaluation.sources import read_termite_archive
 from tests.differential.generator import RULES
-from tests.differential.harness import FALSE_POSITIVE, Differential, Judged, run_differential
+from tests.differential.harness import (
+    FALSE_POSITIVE,
+    FULL_GROUP_BY_ERRORS,
+    REFUSED,
+    Differential,
+    Judged,
+    run_differential,
+)
 from tests.services import TERMITE_PASSWORD
 
 pytestmark = [pytest.mark.termite_archive, pytest.mark.mariadb]
@@ -37,10 +48,38 @@ DOCUMENTED_DIFFERENCES: dict[str, tuple[str, frozenset[str]]] = {
         "MariaDB accepts CAST(... AS INTEGER); MySQL 8.0 knows only SIGNED [INTEGER] and refuses it.",
         frozenset(),
     ),
+    "any_value": (
+        "MariaDB 10.11 has no ANY_VALUE() and refuses it; MySQL 8.0 has it (reference manual, 'Miscellaneous "
+        "Functions', and 'MySQL Handling of GROUP BY'): it gives the column's value, here the one value of "
+        "its group, since the gold's column depends on the grouped ones. MySQL 8.0's verdict is the gold's "
+        "rows: test_a_column_wrapped_in_any_value_changes_no_rows asks the portal for them.",
+        frozenset(),
+    ),
 }
 
 
+# Refusals MySQL 8.0 makes and MariaDB (default sql_mode) does not, whatever rule made the case: the portal
+# refuses them with MySQL's error, and that is MySQL 8.0's verdict, the reference manual's section named.
+ONLY_FULL_GROUP_BY = (
+    "MySQL 8.0 refuses it (error 1055 or 1140): its default sql_mode holds ONLY_FULL_GROUP_BY, which refuses "
+    "a column neither grouped nor functionally dependent on the grouped columns (reference manual, 'MySQL "
+    "Handling of GROUP BY' and 'Detection of Functional Dependence'). MariaDB's default sql_mode lacks it; "
+    "MariaDB's own ONLY_FULL_GROUP_BY, which detects no functional dependence and so refuses all MySQL "
+    "8.0's does and more, refuses this case too (the harness asks it)."
+)
+DISTINCT_ORDER = (
+    "MySQL 8.0 refuses SELECT DISTINCT ordered by a column or an aggregate that it does not select (error "
+    "3065 ER_FIELD_IN_ORDER_NOT_SELECT, 3066 ER_AGGREGATE_IN_ORDER_NOT_SELECT: reference manual, 'Server "
+    "Error Message Reference'; checked with ONLY_FULL_GROUP_BY, sql/aggregate_check.h): the DISTINCT rows' "
+    "order would be the engine's choice. MariaDB has no such check."
+)
+
+
 def documented_reason(judged: Judged) -> str | None:
+    if judged.portal_error in FULL_GROUP_BY_ERRORS and judged.mariadb_full_group_by == REFUSED:
+        return ONLY_FULL_GROUP_BY
+    if judged.portal_error in (3065, 3066):
+        return DISTINCT_ORDER
     reason, not_covered = DOCUMENTED_DIFFERENCES.get(judged.case.rule, ("", frozenset()))
     database = judged.case.question_id.rsplit("-", 1)[0]
     return reason if reason and database not in not_covered else None
@@ -74,6 +113,29 @@ def test_the_portal_judges_mysql_predictions_as_mariadb_does(result: Differentia
     )
     assert len(false_positives) == 0, summary
     assert agreement >= MIN_AGREEMENT, summary
+
+
+def test_the_portal_refuses_by_only_full_group_by_only_what_mariadbs_stricter_rule_refuses(
+    result: Differential,
+):
+    """MySQL 8.0's ONLY_FULL_GROUP_BY refuses a subset of what MariaDB's refuses (MariaDB's has no
+    functional dependence), so a refusal MariaDB's rule does not make would be a false refusal. The rules
+    that make such cases (a GROUP BY term or the whole GROUP BY dropped, a join's equality written <=>)
+    must give refusals, or this test would prove nothing."""
+    refused = [j for j in result.judged if j.portal_error in FULL_GROUP_BY_ERRORS]
+    wrongly = [j for j in refused if j.mariadb_full_group_by != REFUSED]
+    assert wrongly == [], report(wrongly)
+    assert {j.portal_error for j in refused} == set(FULL_GROUP_BY_ERRORS)
+    dropped = [j for j in result.judged if j.case.rule == "group_by_dropped"]
+    assert dropped and all(j.portal != "correct" or j.mariadb == "correct" for j in dropped)
+
+
+def test_a_column_wrapped_in_any_value_changes_no_rows(result: Differential):
+    """The gold's columns outside GROUP BY depend on it (MySQL 8.0 requires it), so ANY_VALUE of one of
+    them is the same query; the transpiler writes it as the bare column (not as MAX, an aggregate)."""
+    wrapped = [j for j in result.judged if j.case.rule == "any_value"]
+    assert wrapped
+    assert [j for j in wrapped if j.portal != "correct"] == []
 
 
 def test_documented_differences_name_rules_of_the_generator():

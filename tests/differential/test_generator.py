@@ -143,6 +143,16 @@ def test_a_gold_sqlglot_cannot_read_still_gets_its_text_rules():
             "SELECT a, b, COUNT(*) FROM t GROUP BY a, b",
             "SELECT a, b, COUNT(*) FROM t GROUP BY a",
         ),
+        (
+            "group_by_dropped",
+            "SELECT a, COUNT(*) FROM t GROUP BY a HAVING COUNT(*) > 1",
+            "SELECT a, COUNT(*) FROM t",
+        ),
+        (
+            "any_value",
+            "SELECT s.id, s.nome, COUNT(*) FROM s GROUP BY s.id",
+            "SELECT s.id, ANY_VALUE(s.nome), COUNT(*) FROM s GROUP BY s.id",
+        ),
     ],
 )
 def test_each_rule_changes_the_first_place_it_can(rule, gold, expected):

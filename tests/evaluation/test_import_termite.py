@@ -205,8 +205,9 @@ def test_gold_checked_against_mariadb_agrees_except_where_mariadb_rejects_it(
     assert len(rejected) == 4, rejected
     assert differing == []
     counted = Counter(code for found in codes.values() for code in found)
-    # The figures the authors' fidelity notes record, measured again by the importer.
-    assert counted["gold_loose_group_by"] == 29
+    # The figures the authors' fidelity notes record, measured again by the importer. MariaDB's
+    # ONLY_FULL_GROUP_BY would refuse 29 gold queries; MySQL 8.0's, which the import applies, none.
+    assert counted["gold_loose_group_by"] == 0
     assert counted["gold_duplicate"] == 1
     assert counted["gold_null_comparison"] >= 1 and counted["gold_aggregates_a_string"] >= 1
     invalid = set(Question.objects.filter(status=Question.Status.INVALID).values_list("public_id", flat=True))

@@ -22,10 +22,12 @@ import pyzipper
 
 from evaluation.scoring.dialect import TranspileError, to_sqlite
 from evaluation.scoring.fidelity import AGREE, FAILS_ON_REFERENCE, compare_engines
+from evaluation.scoring.full_group_by import full_group_by_refusal, read_keys
 from evaluation.scoring.functions import install_functions
 from evaluation.scoring.hardness import HardnessError, hardness
 from evaluation.scoring.mysql_dump import BuildReport, DumpError, build_sqlite
 from evaluation.scoring.reference import ReferenceDatabase, ReferenceQueryError, load_dump
+from evaluation.scoring.statements import parse_one
 from evaluation.scoring.vocabulary import HARDNESS_LEVELS as LEVELS
 from tests.evaluation.test_reference import require_mariadb
 
@@ -132,6 +134,21 @@ def test_every_gold_query_transpiles_and_runs_on_sqlite_but_quoted_table_names(
                 failing.append(question.id)
     assert not failing, sorted(failing)
     assert len(rejected) == FAILING_ON_MARIADB, sorted(rejected)
+
+
+def test_every_gold_query_passes_mysql_8s_only_full_group_by(termite: Termite, copies: dict) -> None:
+    """MySQL 8.0's default sql_mode holds ONLY_FULL_GROUP_BY: the gold must pass it, the 29 queries that
+    MariaDB's rule refuses (it has no detection of functional dependence) included."""
+    keys = {slug: read_keys(path) for slug, (path, _) in copies.items()}
+    refused = []
+    for question in termite.questions:
+        try:
+            tree, _ = parse_one(question.gold, source="mysql")
+        except TranspileError:
+            continue  # the transpiler's test above counts what cannot be read
+        if full_group_by_refusal(tree, keys[question.db]) is not None:
+            refused.append(question.id)
+    assert refused == []
 
 
 @pytest.mark.mariadb
