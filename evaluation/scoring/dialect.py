@@ -50,6 +50,7 @@ import sqlite3
 from collections.abc import Mapping
 
 import sqlglot
+from sqlglot import exp
 
 from evaluation.scoring.conformance import NotConformant, conformance_error, mysql_conformance_error
 from evaluation.scoring.function_rewrites import with_sqlite_functions
@@ -77,16 +78,37 @@ _FrozenSchema = tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
 
 
 def read_schema(conn: sqlite3.Connection) -> dict[str, dict[str, str]]:
-    """Table -> column -> declared type of a SQLite database, as `to_sqlite(schema=...)` takes it."""
-    tables = [
-        row[0]
-        for row in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%'"
-        )
-    ]
+    """Table -> column -> declared type of a SQLite database, as `to_sqlite(schema=...)` takes it; a column
+    that declares a collation has it after its type ('VARCHAR(40) COLLATE utf8mb3_general_ci'): the MySQL
+    collation of a copy's text column, whose character set a COLLATE of a query must match."""
+    schema = {}
+    for table, definition in conn.execute(
+        "SELECT name, sql FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%'"
+    ):
+        collations = _collations(definition or "")
+        schema[table] = {
+            column: f"{declared} COLLATE {collations[column.lower()]}"
+            if column.lower() in collations
+            else declared
+            for column, declared in conn.execute("SELECT name, type FROM pragma_table_info(?)", (table,))
+        }
+    return schema
+
+
+@functools.lru_cache(maxsize=256)
+def _collations(definition: str) -> dict[str, str]:
+    """Column -> collation, lower-case column names, of a CREATE TABLE statement of SQLite."""
+    if "COLLATE" not in definition.upper():
+        return {}
+    try:
+        tree = sqlglot.parse_one(definition, read=SQLGLOT_DIALECTS["sqlite"])
+    except sqlglot.errors.SqlglotError:
+        return {}
     return {
-        table: dict(conn.execute("SELECT name, type FROM pragma_table_info(?)", (table,)).fetchall())
-        for table in tables
+        column.name.lower(): constraint.kind.this.name
+        for column in tree.find_all(exp.ColumnDef)
+        for constraint in column.constraints
+        if isinstance(constraint.kind, exp.CollateColumnConstraint)
     }
 
 

@@ -13,9 +13,10 @@ import functools
 import re
 import sqlite3
 import unicodedata
-from collections.abc import Callable
 from decimal import ROUND_DOWN, ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import NamedTuple
+
+from evaluation.scoring.collations import install_collations, uca_weight
 
 # --- MySQL's reading of dates and times ------------------------------------------------------------------
 
@@ -571,61 +572,6 @@ def _sort_key(value: object) -> tuple[int, object]:
     return (1, value)
 
 
-# --- MySQL 8.0's default collations as SQLite collations -------------------------------------------------
-
-# The SQLite collation of a text column whose MySQL table or column has this character set, under
-# MySQL 8.0's defaults (`mysql_dump` declares them; `install_functions` registers them).
-UTF8MB4_COLLATION = "utf8mb4_0900_ai_ci"
-UTF8MB3_COLLATION = "utf8mb3_general_ci"
-# Letters that Unicode does not decompose but the UCA weighs as other letters (ai_ci: 'æ' = 'ae').
-_UCA_LETTERS = str.maketrans({"æ": "ae", "œ": "oe", "ø": "o", "đ": "d", "ł": "l", "ħ": "h", "\u0131": "i"})
-
-
-@functools.lru_cache(maxsize=65_536)
-def _uca_weight_wide(text: str) -> str:
-    decomposed = unicodedata.normalize("NFKD", text.casefold().translate(_UCA_LETTERS))
-    return "".join(char for char in decomposed if not unicodedata.combining(char)).casefold()
-
-
-def uca_weight(text: str) -> str:
-    """What utf8mb4_0900_ai_ci compares of a string: case and accents ignored ('Ščukin' -> 'scukin',
-    'ß' -> 'ss'), trailing spaces kept (NO PAD). An approximation of the UCA: letters and digits compare
-    as MySQL's do; the order of punctuation among itself and against letters may differ."""
-    return text.lower() if text.isascii() else _uca_weight_wide(text)
-
-
-class _GeneralWeights(dict[int, str]):
-    """utf8mb3_general_ci's weight of each character: its base letter, upper case ('è' -> 'E', 'ß' -> 'S');
-    one character for one character, as general_ci compares."""
-
-    def __missing__(self, code: int) -> str:
-        base = unicodedata.normalize("NFD", chr(code))[0]
-        upper = "S" if base == "ß" else base.upper()
-        weight = upper if len(upper) == 1 else base
-        self[code] = weight
-        return weight
-
-
-_GENERAL_WEIGHTS = _GeneralWeights()
-
-
-def general_weight(text: str) -> str:
-    """What utf8mb3_general_ci compares of a string: case and accents ignored, trailing spaces too (PAD
-    SPACE: 'a' = 'a   ')."""
-    text = text.rstrip(" ")
-    return text.upper() if text.isascii() else text.translate(_GENERAL_WEIGHTS)
-
-
-def _collation(weight: Callable[[str], str]) -> Callable[[str, str], int]:
-    def compare(left: str, right: str) -> int:
-        if left == right:  # the common case of a join or a GROUP BY, without working out weights
-            return 0
-        left, right = weight(left), weight(right)
-        return (left > right) - (left < right)
-
-    return compare
-
-
 class _LikeFold(dict[int, str]):
     """A character as LIKE compares it under utf8mb4_0900_ai_ci: lower case, accents dropped; always one
     character for one (LIKE compares character by character: 'ß' LIKE '_' holds)."""
@@ -731,7 +677,6 @@ _FUNCTIONS = (
     ("mysql_locate", 3, _locate),
     ("mysql_date", 1, _date),
 )
-_COLLATIONS = ((UTF8MB4_COLLATION, _collation(uca_weight)), (UTF8MB3_COLLATION, _collation(general_weight)))
 
 
 def install_functions(conn: sqlite3.Connection) -> None:
@@ -740,5 +685,4 @@ def install_functions(conn: sqlite3.Connection) -> None:
     for name, arity, function in _FUNCTIONS:
         conn.create_function(name, arity, function, deterministic=True)
     conn.create_aggregate("mysql_group_concat", -1, _GroupConcat)  # type: ignore[arg-type]  # typeshed: one-argument steps only
-    for name, compare in _COLLATIONS:
-        conn.create_collation(name, compare)
+    install_collations(conn)

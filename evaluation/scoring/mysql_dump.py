@@ -4,11 +4,11 @@
 statements are skipped; table options (ENGINE, CHARSET) and column character sets are dropped; ENUM and
 SET become TEXT; every integer type becomes INTEGER (so AUTO_INCREMENT becomes
 `INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT`, and `AUTO_INCREMENT=N` is kept through `sqlite_sequence`);
-text columns compare as MySQL 8.0 compares them under the character set of their column or table
-(`sqlite_collation`: utf8mb4, and a table without one, `COLLATE utf8mb4_0900_ai_ci`; utf8/utf8mb3 and the
-other character sets `COLLATE utf8mb3_general_ci`; a _bin or _cs collation SQLite's BINARY), collations
-that `functions.install_functions` registers and every connection to a copy needs; inserted
-values are stored as MySQL stores them: dates, times and datetimes in their canonical form ('1981-7-9'
+text columns compare as MySQL 8.0 compares them under the collation of their column or table, or the
+default collation of its character set (`sqlite_collation`: utf8mb4, and a table without one,
+`COLLATE utf8mb4_0900_ai_ci`; utf8/utf8mb3 and the other character sets `COLLATE utf8mb3_general_ci`; a
+utf8mb4 or utf8mb3 collation named in the dump, itself), collations that `collations.install_collations`
+registers and every connection to a copy needs; inserted values are stored as MySQL stores them: dates, times and datetimes in their canonical form ('1981-7-9'
 -> '1981-07-09'), numbers rounded to the column's scale, TRUE/FALSE as 1/0.
 """
 
@@ -29,14 +29,10 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
+from evaluation.scoring.collations import UTF8MB3_COLLATION, UTF8MB4_COLLATION, canonical_collation
+from evaluation.scoring.dialect import read_schema
 from evaluation.scoring.function_rewrites import with_sqlite_functions
-from evaluation.scoring.functions import (
-    UTF8MB3_COLLATION,
-    UTF8MB4_COLLATION,
-    as_text,
-    install_functions,
-    normalise_temporal,
-)
+from evaluation.scoring.functions import as_text, install_functions, normalise_temporal
 from evaluation.scoring.resolver import ColumnResolver, scope_sources
 from evaluation.scoring.sqltypes import SqlType, type_of_declared
 from evaluation.scoring.statements import Statement, parse_one, split_statements, statement_spans
@@ -138,13 +134,13 @@ def build_sqlite(dump_sql: str, target: Path, *, source: str = "mysql") -> Build
 
 
 def _report(conn: sqlite3.Connection) -> BuildReport:
+    types = read_schema(conn)
     tables = {}
     for (name,) in conn.execute(
         "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY rowid"
     ):
-        columns = conn.execute("SELECT name, type FROM pragma_table_info(?)", (name,)).fetchall()
         (rows,) = conn.execute(f"SELECT COUNT(*) FROM {_quote(name)}").fetchone()
-        tables[name] = TableInfo(name, tuple(ColumnInfo(*column) for column in columns), rows)
+        tables[name] = TableInfo(name, tuple(ColumnInfo(*column) for column in types[name].items()), rows)
     return BuildReport(tables)
 
 
@@ -284,15 +280,19 @@ def sqlite_collation(charset: str | None, collation: str | None) -> str | None:
     """The SQLite collation of a text column with this MySQL character set and collation (the column's,
     else its table's), under MySQL 8.0's defaults; None for SQLite's BINARY.
 
-    A table that names neither has the server's default, utf8mb4 with utf8mb4_0900_ai_ci. A collation
-    given by name: _bin and _cs ones compare exactly, the UCA 9.0 (_0900_) and NO PAD ones as
-    utf8mb4_0900_ai_ci, the other _ci ones as utf8mb3_general_ci (PAD SPACE).
+    A collation of utf8mb4 or utf8mb3 is itself (`collations` registers each under its MySQL name). A table
+    that names neither has the server's default, utf8mb4 with utf8mb4_0900_ai_ci; a character set alone,
+    its default collation. Another character set's collation: _bin and _cs ones compare exactly, the
+    NO PAD ones as utf8mb4_0900_ai_ci, the other _ci ones as utf8mb3_general_ci (PAD SPACE).
     """
     if collation is not None:
+        known = canonical_collation(collation)
+        if known is not None:
+            return known
         name = collation.lower()
         if not name.endswith("_ci"):
             return None
-        return UTF8MB4_COLLATION if "_0900_" in name or "nopad" in name else UTF8MB3_COLLATION
+        return UTF8MB4_COLLATION if "nopad" in name else UTF8MB3_COLLATION
     if charset is None or charset.lower() == "utf8mb4":
         return UTF8MB4_COLLATION
     return None if charset.lower() == "binary" else UTF8MB3_COLLATION

@@ -14,6 +14,7 @@ from evaluation.scoring.sqltypes import (
     DIV_PRECISION_INCREMENT,
     FLOAT,
     INTEGER,
+    LITERAL_TEXT,
     TEXT,
     SqlType,
     type_of_declared,
@@ -143,7 +144,7 @@ def _alias_named(scope: Scope, name: str, column: exp.Column) -> exp.Expr | None
 
 def _literal_type(node: exp.Literal) -> SqlType:
     if node.is_string:
-        return TEXT
+        return LITERAL_TEXT
     text = node.name.lower()
     return FLOAT if "e" in text else SqlType("exact", len(text.partition(".")[2]))
 

@@ -6,6 +6,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from evaluation.scoring.collations import collation_charset
+
 # What a value is for MySQL's comparison and arithmetic rules (see SqlType).
 SqlKind = Literal["text", "date", "datetime", "time", "exact", "float"]
 
@@ -18,11 +20,12 @@ class SqlType:
     """What a value is for MySQL's comparison and arithmetic rules.
 
     kind is "text", "date", "datetime", "time", "exact" (integers and DECIMAL, with `scale` decimals)
-    or "float" (FLOAT, DOUBLE).
+    or "float" (FLOAT, DOUBLE); text has its `charset` ("utf8mb4", "utf8mb3") when known.
     """
 
     kind: SqlKind
     scale: int = 0
+    charset: str | None = None
 
     @property
     def is_number(self) -> bool:
@@ -37,6 +40,9 @@ TEMPORAL_KINDS: tuple[SqlKind, ...] = ("date", "datetime", "time")
 TEXT = SqlType("text")
 FLOAT = SqlType("float")
 INTEGER = SqlType("exact")
+# MySQL's connection character set, a string literal's: utf8mb4 for a MySQL 8.0 client.
+CONNECTION_CHARSET = "utf8mb4"
+LITERAL_TEXT = SqlType("text", charset=CONNECTION_CHARSET)
 _DECLARED_KINDS: dict[str, SqlKind] = {
     "DATE": "date",
     "DATETIME": "datetime",
@@ -55,8 +61,12 @@ _DECLARED_KINDS: dict[str, SqlKind] = {
 }
 
 
+_COLLATE = re.compile(r"\bCOLLATE\s+[\"`']?(\w+)", re.IGNORECASE)
+
+
 def type_of_declared(declared: str) -> SqlType | None:
-    """The type of a column declared as `declared` (MySQL or SQLite spelling), None when unknown."""
+    """The type of a column declared as `declared` (MySQL or SQLite spelling, with the column's collation,
+    if any, as `dialect.read_schema` gives it), None when unknown."""
     match = re.match(r"\s*(\w+)[^(]*(?:\((\s*\d+)?\s*(?:,\s*(\d+))?)?", declared)
     if match is None:
         return None
@@ -64,10 +74,17 @@ def type_of_declared(declared: str) -> SqlType | None:
     kind = _DECLARED_KINDS.get(base)
     if kind == "exact":
         return SqlType("exact", int(match.group(3) or 0))
+    if kind == "text":
+        return _text(declared)
     if kind is not None:
         return SqlType(kind)
     if "INT" in base or base in ("BOOL", "BOOLEAN", "BIT", "YEAR", "SERIAL", "SIGNED", "UNSIGNED"):
         return INTEGER
     if "CHAR" in base or "TEXT" in base or "CLOB" in base:
-        return TEXT
+        return _text(declared)
     return None
+
+
+def _text(declared: str) -> SqlType:
+    collation = _COLLATE.search(declared)
+    return SqlType("text", charset=collation_charset(collation.group(1)) if collation else None)

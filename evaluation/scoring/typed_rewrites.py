@@ -9,7 +9,11 @@ expressions (from `resolver.ColumnResolver`):
   value is used; inside further arithmetic or ROUND, MySQL keeps more digits (`1/3*3` is 1.0000,
   `ROUND(1/3, 6)` 0.333333): the outermost arithmetic is rounded to its own scale instead;
 - a DATE, DATETIME or TIME compared with a number is compared as a number (`d >= 19900101`, as
-  `CAST(STRFTIME('%Y%m%d', d) AS INTEGER)`).
+  `CAST(STRFTIME('%Y%m%d', d) AS INTEGER)`);
+- `expr COLLATE name` takes a collation of MySQL 8.0 (`collations`), of the expression's character set
+  when it is known (a string literal's is utf8mb4, a column's its table's): otherwise the query is
+  refused as MySQL refuses it, error 1273 or 1253, before it runs; a string literal compared with an
+  expression that has an explicit COLLATE takes that collation, not the default.
 
 Every change is planned on the untouched tree (types need it), then applied.
 """
@@ -19,9 +23,11 @@ from __future__ import annotations
 from sqlglot import exp
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
-from evaluation.scoring.functions import UTF8MB4_COLLATION, normalise_temporal, read_moment
+from evaluation.scoring.collations import UTF8MB4_COLLATION, canonical_collation, collation_charset
+from evaluation.scoring.functions import normalise_temporal, read_moment
 from evaluation.scoring.resolver import ColumnResolver
-from evaluation.scoring.sqltypes import SqlType
+from evaluation.scoring.sqltypes import CONNECTION_CHARSET, SqlType
+from evaluation.scoring.statements import TranspileError
 
 _ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod, exp.Neg)
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ)
@@ -59,6 +65,7 @@ class _Rewriter:
         self._roundings: list[tuple[exp.Expr, int]] = []
         self._literals: list[tuple[exp.Literal, str]] = []
         self._numbers: list[tuple[exp.Expr, str]] = []
+        self._named_collations: list[tuple[exp.Expr, str]] = []  # a COLLATE, the collation's MySQL name
 
     def plan(self, tree: exp.Expr) -> None:
         for scope in traverse_scope(tree):
@@ -75,6 +82,8 @@ class _Rewriter:
                     )
                 elif kind == "rounding":
                     self._plan_rounding(scope, node)
+                elif kind == "collate":
+                    self._plan_collate(scope, node)
 
     def apply(self) -> None:
         for literal, text in self._literals:
@@ -90,6 +99,8 @@ class _Rewriter:
             _wrap(node, exp.Collate, expression=exp.Var(this=UTF8MB4_COLLATION))
         for node, scale in self._roundings:
             _wrap(node, exp.Round, decimals=exp.Literal.number(scale))
+        for collate, name in self._named_collations:
+            collate.set("expression", exp.Var(this=name))
 
     def _plan_comparison(
         self, scope: Scope, left: exp.Expr, others: list[exp.Expr], *, symmetric: bool
@@ -116,8 +127,14 @@ class _Rewriter:
         if symmetric and other_types[0] is not None and other_types[0].is_temporal:
             self._plan_temporal_literals(other_types[0], [left])
         strings = [node for node in (left, *others) if isinstance(node, exp.Literal) and node.is_string]
-        # Text columns carry their collation; other text expressions need it to compare as MySQL does.
-        if strings and not isinstance(left, exp.Column) and (left_type is None or left_type.kind == "text"):
+        # Text columns carry their collation; other text expressions need it to compare as MySQL does,
+        # unless the query names one: an explicit COLLATE wins in MySQL, and would lose to ours in SQLite.
+        if (
+            strings
+            and not isinstance(left, exp.Column)
+            and (left_type is None or left_type.kind == "text")
+            and not any(isinstance(node.unnest(), exp.Collate) for node in (left, *others))
+        ):
             self._collations.append(left)
 
     def _plan_temporal_literals(self, column_type: SqlType | None, others: list[exp.Expr]) -> None:
@@ -147,6 +164,22 @@ class _Rewriter:
         if result is not None and result.kind == "exact":
             self._roundings.append((node, result.scale))
 
+    def _plan_collate(self, scope: Scope, node: exp.Expr) -> None:
+        written = node.expression.name
+        charset = collation_charset(written)
+        if charset is None:
+            raise TranspileError(f"Unknown collation: '{written}' (MySQL error 1273)")
+        operand = self._resolver.type_of(node.this, scope)
+        expected = operand.charset if operand is not None and operand.kind == "text" else None
+        name = canonical_collation(written)
+        # The copies hold utf8mb4 and utf8mb3 text only: where the operand's is unknown, either is taken.
+        if name is None or (expected is not None and expected != charset):
+            raise TranspileError(
+                f"COLLATION '{written}' is not valid for CHARACTER SET '{expected or CONNECTION_CHARSET}' "
+                "(MySQL error 1253)"
+            )
+        self._named_collations.append((node, name))
+
 
 def _is_temporal(sql_type: SqlType | None) -> bool:
     return sql_type is not None and sql_type.is_temporal
@@ -162,8 +195,8 @@ def _is_text(sql_type: SqlType | None) -> bool:
 
 class _KindOfClass(dict[type, str | None]):
     """What `_Rewriter.plan` does with a node of a class: "comparison", "in", "between", "rounding" (a
-    division or AVG), or None (nothing). Each class is classified when first met: isinstance tests against
-    several of sqlglot's classes, at each node of each query, cost more than the lookup."""
+    division or AVG), "collate", or None (nothing). Each class is classified when first met: isinstance
+    tests against several of sqlglot's classes, at each node of each query, cost more than the lookup."""
 
     def __missing__(self, cls: type) -> str | None:
         kind: str | None = None
@@ -175,6 +208,8 @@ class _KindOfClass(dict[type, str | None]):
             kind = "between"
         elif issubclass(cls, exp.Div | exp.Avg):
             kind = "rounding"
+        elif issubclass(cls, exp.Collate):
+            kind = "collate"
         self[cls] = kind
         return kind
 
