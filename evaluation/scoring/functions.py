@@ -10,11 +10,12 @@ from __future__ import annotations
 import calendar
 import datetime as dt
 import functools
+import math
 import re
 import sqlite3
 import unicodedata
 from decimal import ROUND_DOWN, ROUND_HALF_UP, Decimal, InvalidOperation
-from typing import NamedTuple
+from typing import NamedTuple, NoReturn
 
 from evaluation.scoring.collations import install_collations, uca_weight
 
@@ -244,6 +245,125 @@ def as_text(value: object) -> str:
     if isinstance(value, bytes):
         return value.decode("utf-8", errors="replace")
     return str(value)
+
+
+# --- MySQL's errors while a query runs, and its integer arithmetic -----------------------------------------
+
+
+class QueryError(Exception):
+    """An error MySQL raises while a query runs, on a value it meets (its message is MySQL's), raised by a
+    function that `install_functions` registers."""
+
+
+# SQLite reports only that "user-defined function raised exception": the message of the last QueryError
+# waits here for `raised_error`.
+_RAISED: list[str] = []
+
+
+def raised_error() -> str | None:
+    """The message of the QueryError a function raised since the last call, if any (and forget it)."""
+    message = _RAISED[0] if _RAISED else None
+    _RAISED.clear()
+    return message
+
+
+def _fail(code: int, state: str, message: str) -> NoReturn:
+    text = f"ERROR {code} ({state}): {message}"
+    _RAISED[:] = [text]
+    raise QueryError(text)
+
+
+# The ranges of MySQL's integer arithmetic: BIGINT, and BIGINT UNSIGNED from 0.
+BIGINT_MIN = -(2**63)
+BIGINT_MAX = 2**63 - 1
+BIGINT_UNSIGNED_MAX = 2**64 - 1
+
+
+def _bigint_operand(value: object, unsigned: bool) -> int | None:
+    """An integer operand's value: SQLite holds a BIGINT UNSIGNED of 2^63 or more as a REAL, or (from the
+    bit operators) as the signed integer of the same 64 bits; a hexadecimal literal is a BLOB. None for
+    what is no integer."""
+    if isinstance(value, int):
+        return value + 2**64 if unsigned and value < 0 else value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, bytes):
+        return int.from_bytes(value, "big")
+    return None
+
+
+def _bigint(
+    operator: object, left: object, right: object, signs: object, expression: object
+) -> int | float | None:
+    """MySQL's `left operator right` (+, -, * or DIV) of two integers, `signs` saying which are unsigned
+    ("us": the left one is, the right one is signed): BIGINT arithmetic, unsigned when either operand is
+    (MySQL 8.0's default sql_mode lacks NO_UNSIGNED_SUBTRACTION), and error 1690 when the result leaves the
+    range, naming `expression` as MySQL names it. A result of 2^63 or more is a REAL: SQLite's integers
+    are signed 64-bit."""
+    if left is None or right is None or not isinstance(signs, str) or len(signs) != 2:
+        return None
+    first, second = _bigint_operand(left, signs[0] == "u"), _bigint_operand(right, signs[1] == "u")
+    if first is None or second is None:  # no integers after all: arithmetic on what MySQL reads as numbers
+        return _float_arithmetic(operator, _as_number(left), _as_number(right))
+    if operator == "+":
+        result = first + second
+    elif operator == "-":
+        result = first - second
+    elif operator == "*":
+        result = first * second
+    elif operator == "DIV":
+        if second == 0:
+            return None  # MySQL's division by zero in a SELECT: NULL (ERROR_FOR_DIVISION_BY_ZERO warns only)
+        quotient = abs(first) // abs(second)
+        result = quotient if (first < 0) == (second < 0) else -quotient
+    else:
+        return None
+    unsigned = "u" in signs
+    if not (0 if unsigned else BIGINT_MIN) <= result <= (BIGINT_UNSIGNED_MAX if unsigned else BIGINT_MAX):
+        kind = "BIGINT UNSIGNED" if unsigned else "BIGINT"
+        _fail(1690, "22003", f"{kind} value is out of range in '{expression}'")
+    return result if result <= BIGINT_MAX else float(result)
+
+
+def _float_arithmetic(operator: object, left: float, right: float) -> float | None:
+    if operator == "+":
+        return left + right
+    if operator == "-":
+        return left - right
+    if operator == "*":
+        return left * right
+    if operator == "DIV" and right != 0:
+        return float(int(left / right))
+    return None
+
+
+def _cast_integer(value: object, unsigned: object, exact: object) -> int | float | None:
+    """MySQL's CAST(value AS SIGNED) and CAST(value AS UNSIGNED) (`unsigned` 1): a number rounded to an
+    integer, half away from zero when it is `exact` (a DECIMAL), half to even otherwise (a DOUBLE); a string
+    by its leading integer ('12.7' and '12abc' are 12, 'abc' 0); beyond the type's range, its end; a
+    negative value as UNSIGNED wraps round 2^64 (CAST(-1 AS UNSIGNED) is 2^64 - 1, a REAL here)."""
+    if value is None:
+        return None
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return None
+        number = _round_half_away(value) if exact else round(value)
+    elif isinstance(value, int):
+        number = value
+    elif isinstance(value, bytes):
+        number = int.from_bytes(value, "big")
+    else:
+        match = re.match(r"\s*([-+]?\d+)", as_text(value))
+        number = int(match.group(1)) if match else 0
+    number = min(max(number, BIGINT_MIN), BIGINT_UNSIGNED_MAX if unsigned else BIGINT_MAX)
+    if unsigned and number < 0:
+        number += 2**64
+    return number if number <= BIGINT_MAX else float(number)
+
+
+def _round_half_away(number: float) -> int:
+    """A number rounded to an integer as MySQL rounds a DECIMAL: half away from zero."""
+    return int(Decimal(repr(number)).to_integral_value(ROUND_HALF_UP))
 
 
 # --- MySQL's string and date functions SQLite lacks -------------------------------------------------------
@@ -676,6 +796,8 @@ _FUNCTIONS = (
     ("mysql_locate", 2, _locate),
     ("mysql_locate", 3, _locate),
     ("mysql_date", 1, _date),
+    ("mysql_bigint", 5, _bigint),
+    ("mysql_cast_integer", 3, _cast_integer),
 )
 
 

@@ -102,10 +102,10 @@ def test_it_reports_tables_columns_and_rows_in_creation_order(built) -> None:
     ]
 
 
-def test_mysql_types_become_sqlite_types_keeping_the_collation_of_text(built) -> None:
+def test_mysql_types_become_sqlite_types_keeping_unsigned_and_the_collation_of_text(built) -> None:
     report, _ = built
     assert report.schema["clienti"] == {
-        "id": "INTEGER",
+        "id": "INTEGER UNSIGNED",
         "nominativo": "VARCHAR(40) COLLATE utf8mb3_general_ci",
         "tessera": "VARCHAR(13) COLLATE utf8mb4_bin",
         "categoria": "TEXT COLLATE utf8mb4_0900_ai_ci",
@@ -118,10 +118,10 @@ def test_mysql_types_become_sqlite_types_keeping_the_collation_of_text(built) ->
         "nominativo": "VARCHAR(60) COLLATE utf8mb4_0900_ai_ci",
         "listino": "DECIMAL(6,2)",
         "peso": "FLOAT",
-        "scorte": "INTEGER",
+        "scorte": "INTEGER UNSIGNED",
     }
     assert report.schema["ordini"] == {
-        "id_cliente": "INTEGER",
+        "id_cliente": "INTEGER UNSIGNED",
         "articolo": "INTEGER",
         "giorno": "DATE",
         "ora": "TIME",
@@ -195,6 +195,13 @@ STORED = {
         "CREATE TABLE t (id INT PRIMARY KEY AUTO_INCREMENT); INSERT INTO t VALUES (0), (NULL), (0);",
         "SELECT id FROM t ORDER BY id",
         [(1,), (2,), (3,)],
+    ),
+    "an_unsigned_auto_increment_column_is_numbered_as_mysql_numbers_it": (
+        "CREATE TABLE t (id INT UNSIGNED PRIMARY KEY AUTO_INCREMENT, x INT) AUTO_INCREMENT=7;"
+        "INSERT INTO t (x) VALUES (1), (2); INSERT INTO t VALUES (0, 3), (20, 4), (NULL, 5);"
+        "ALTER TABLE t AUTO_INCREMENT=10; INSERT INTO t (x) VALUES (6);",
+        "SELECT id, x FROM t ORDER BY id",
+        [(7, 1), (8, 2), (9, 3), (20, 4), (21, 5), (22, 6)],
     ),
     "enum_and_set_keep_their_members_as_declared": (
         "CREATE TABLE t (e ENUM('basso','alto'), s SET('a','b','c'));"
