@@ -6,8 +6,9 @@ DATE_ADD/DATE_SUB/`± INTERVAL`, TRUNCATE and CONCAT_WS call functions that `fun
 registers; CURDATE/NOW use local time; LEFT/RIGHT/MID become SUBSTR; XOR compares truth values; LIKE
 without ESCAPE gets MySQL's escape character, the backslash, written out (the `like` of
 `functions.install_functions` follows MySQL's collation); STR_TO_DATE, DATE_FORMAT/MONTHNAME/DAYNAME,
-DATE, PERIOD_DIFF, STRCMP, SUBSTRING_INDEX, FIELD, LOCATE/INSTR/POSITION and GROUP_CONCAT call functions
-of `functions`; LENGTH counts bytes, CHAR_LENGTH characters; `FROM DUAL` is dropped.
+DATE, PERIOD_DIFF, PERIOD_ADD, the day numbers (TO_DAYS, FROM_DAYS, TO_SECONDS, MAKEDATE), the weeks (WEEK,
+WEEKOFYEAR, YEARWEEK), STRCMP, SUBSTRING_INDEX, FIELD, LOCATE/INSTR/POSITION and GROUP_CONCAT call
+functions of `functions`; LENGTH counts bytes, CHAR_LENGTH characters; `FROM DUAL` is dropped.
 """
 
 from __future__ import annotations
@@ -220,7 +221,13 @@ def _anonymous(node: exp.Anonymous) -> exp.Expr:
 _PYTHON_FUNCTIONS = {
     "STRCMP": ("MYSQL_STRCMP", (2,)),
     "PERIOD_DIFF": ("MYSQL_PERIOD_DIFF", (2,)),
+    "PERIOD_ADD": ("MYSQL_PERIOD_ADD", (2,)),
     "FIELD": ("MYSQL_FIELD", range(2, 101)),
+    "TO_DAYS": ("MYSQL_TO_DAYS", (1,)),
+    "TO_SECONDS": ("MYSQL_TO_SECONDS", (1,)),
+    "FROM_DAYS": ("MYSQL_FROM_DAYS", (1,)),
+    "MAKEDATE": ("MYSQL_MAKEDATE", (2,)),
+    "YEARWEEK": ("MYSQL_YEARWEEK", (1, 2)),
 }
 
 
@@ -278,6 +285,8 @@ _REWRITES: dict[type[exp.Expr], Callable[[Any], exp.Expr]] = {
     exp.DateSub: lambda node: _date_add(node.this, exp.Neg(this=node.expression), _unit(node)),
     exp.Add: _add,
     exp.Sub: _sub,
+    exp.Week: lambda node: call("MYSQL_WEEK", node.this, node.args.get("mode") or exp.Literal.number(0)),
+    exp.WeekOfYear: lambda node: call("MYSQL_WEEK", node.this, exp.Literal.number(3)),
     exp.LastDay: lambda node: call(
         "DATE", node.this, *map(exp.Literal.string, ("start of month", "+1 month", "-1 day"))
     ),

@@ -26,7 +26,8 @@ _DATETIME_RE = re.compile(
     r"(\d{1,4})[^\w\s](\d{1,2})[^\w\s](\d{1,2})"
     r"(?:(?:\s+|T)(\d{1,2})[^\w\s](\d{1,2})(?:[^\w\s](\d{1,2}))?(?:\.(\d{1,6})\d*)?)?"
 )
-_COMPACT_DATETIME_RE = re.compile(r"(\d{4})(\d{2})(\d{2})(?:(\d{2})(\d{2})(\d{2}))?")
+# YYYYMMDD, YYMMDD, and either with hhmmss (as MySQL reads a number or a string of digits as a date).
+_COMPACT_DATETIME_RE = re.compile(r"(\d{4}|\d{2})(\d{2})(\d{2})(?:(\d{2})(\d{2})(\d{2}))?")
 _TIME_RE = re.compile(r"(-)?(\d{1,3}):(\d{1,2})(?::(\d{1,2}))?(?:\.\d*)?")
 _COMPACT_TIME_RE = re.compile(r"(-)?(\d{1,7})(?:\.\d*)?")
 _MAX_TIME_HOURS = 838
@@ -567,6 +568,161 @@ def _period_diff(first: object, second: object) -> int | None:
         return None
 
 
+def _period_add(period: object, months: object) -> int | None:
+    """MySQL PERIOD_ADD(P, N): period P (YYMM or YYYYMM) N months later, as YYYYMM."""
+    if not isinstance(period, int | float | str) or not isinstance(months, int | float | str):
+        return None
+    try:
+        year, month = divmod(_period_months(int(float(period))) + int(float(months)), 12)
+    except ValueError:
+        return None
+    return year * 100 + month + 1
+
+
+# MySQL's day numbers (TO_DAYS, FROM_DAYS): day 1 is 0000-01-01, in a calendar whose year 0 is no leap
+# year, so that day 366 is 0001-01-01, Python's date.fromordinal(1). FROM_DAYS gives a date from day 366
+# (0001-01-01) to 3652424 (9999-12-31), the zero date otherwise.
+_DAYS_BEFORE_YEAR_1 = 365
+_LAST_DAY_NUMBER = 3_652_424
+_ZERO_DATE = "0000-00-00"
+
+
+def _day_number(year: int, month: int, day: int) -> int:
+    """MySQL's calc_daynr: the day number of a valid date (year 0 included)."""
+    if year == 0:
+        return dt.date(1, month, day).timetuple().tm_yday  # year 1 has year 0's days: neither is leap
+    return dt.date(year, month, day).toordinal() + _DAYS_BEFORE_YEAR_1
+
+
+def _full_date(value: object) -> Moment | None:
+    """A date as MySQL 8.0's default sql_mode reads it for the day-number functions: none when invalid,
+    the zero date (NO_ZERO_DATE) or with a zero month or day (NO_ZERO_IN_DATE)."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)  # a number as a date: 20240229.0 is 20240229
+    moment = _as_moment(value)
+    if moment is None or moment.month == 0 or moment.day == 0:
+        return None
+    if moment.year == 0 and (moment.month, moment.day) == (2, 29):
+        return None  # year 0 has no 29 February for MySQL
+    return moment
+
+
+def _to_days(value: object) -> int | None:
+    """MySQL TO_DAYS(date): its day number (TO_DAYS('0000-01-01') is 1); NULL for no valid date."""
+    moment = _full_date(value)
+    return None if moment is None else _day_number(moment.year, moment.month, moment.day)
+
+
+def _to_seconds(value: object) -> int | None:
+    """MySQL TO_SECONDS(datetime): the seconds since 0000-01-01 00:00:00 (day 1 starts at 86400)."""
+    moment = _full_date(value)
+    if moment is None:
+        return None
+    days = _day_number(moment.year, moment.month, moment.day)
+    return days * 86_400 + moment.hour * 3_600 + moment.minute * 60 + moment.second
+
+
+def _integer_argument(value: object) -> int | None:
+    """An integer argument as MySQL reads it: a number rounded half away from zero, a string by its
+    number ('739000' is 739000)."""
+    if value is None or isinstance(value, bytes):
+        return None
+    number = _as_number(value)
+    return _round_half_away(number) if math.isfinite(number) else None
+
+
+def _from_day_number(days: int) -> str | None:
+    if not _DAYS_BEFORE_YEAR_1 < days <= _LAST_DAY_NUMBER:
+        return None
+    return dt.date.fromordinal(days - _DAYS_BEFORE_YEAR_1).isoformat()
+
+
+def _from_days(value: object) -> str | None:
+    """MySQL FROM_DAYS(N): the date of day number N, the zero date '0000-00-00' for N out of the range
+    of dates (as MySQL 8.0 gives it)."""
+    days = _integer_argument(value)
+    if days is None:
+        return None
+    return _from_day_number(days) or _ZERO_DATE
+
+
+def _makedate(year: object, day_of_year: object) -> str | None:
+    """MySQL MAKEDATE(year, dayofyear): the day of the year, counting on into the next years; a year of two
+    digits is 1970-2069; NULL for a day below 1 or past 9999-12-31."""
+    first, day = _integer_argument(year), _integer_argument(day_of_year)
+    if first is None or day is None or day < 1 or not 0 <= first <= 9999:
+        return None
+    if first < 100:
+        first += 2000 if first < 70 else 1900
+    return _from_day_number(_day_number(first, 1, 1) + day - 1)
+
+
+# MySQL's week modes (WEEK(date, mode)): the bits of `week_mode`.
+_WEEK_MONDAY_FIRST = 1
+_WEEK_YEAR = 2
+_WEEK_FIRST_WEEKDAY = 4
+
+
+def _week_mode(mode: int) -> int:
+    behaviour = mode & 7
+    if not behaviour & _WEEK_MONDAY_FIRST:
+        behaviour ^= _WEEK_FIRST_WEEKDAY
+    return behaviour
+
+
+def _weekday(day_number: int, sunday_first: bool) -> int:
+    return (day_number + 5 + int(sunday_first)) % 7
+
+
+def _days_in_year(year: int) -> int:
+    return 366 if year and calendar.isleap(year) else 365
+
+
+def _calc_week(moment: Moment, behaviour: int) -> tuple[int, int]:
+    """MySQL's calc_week: (week, year of the week) of a date under a week mode's `behaviour`."""
+    day_number = _day_number(moment.year, moment.month, moment.day)
+    first_day = _day_number(moment.year, 1, 1)
+    monday_first = bool(behaviour & _WEEK_MONDAY_FIRST)
+    week_year = bool(behaviour & _WEEK_YEAR)
+    first_weekday = bool(behaviour & _WEEK_FIRST_WEEKDAY)
+    weekday = _weekday(first_day, not monday_first)
+    year = moment.year
+    if moment.month == 1 and moment.day <= 7 - weekday:
+        if not week_year and ((first_weekday and weekday != 0) or (not first_weekday and weekday >= 4)):
+            return 0, year
+        week_year = True
+        year -= 1
+        days = _days_in_year(year)
+        first_day -= days
+        weekday = (weekday + 53 * 7 - days) % 7
+    if (first_weekday and weekday != 0) or (not first_weekday and weekday >= 4):
+        days = day_number - (first_day + (7 - weekday))
+    else:
+        days = day_number - (first_day - weekday)
+    if week_year and days >= 52 * 7:
+        weekday = (weekday + _days_in_year(year)) % 7
+        if (not first_weekday and weekday < 4) or (first_weekday and weekday == 0):
+            return 1, year + 1
+    return days // 7 + 1, year
+
+
+def _week(value: object, mode: object = 0) -> int | None:
+    """MySQL WEEK(date, mode) (WEEKOFYEAR is mode 3): the week number, 0 to 53, under the mode's rules."""
+    moment, number = _full_date(value), _integer_argument(mode)
+    if moment is None or number is None:
+        return None
+    return _calc_week(moment, _week_mode(number))[0]
+
+
+def _yearweek(value: object, mode: object = 0) -> int | None:
+    """MySQL YEARWEEK(date, mode): the year and week, YYYYWW, the week counted as in its own year."""
+    moment, number = _full_date(value), _integer_argument(mode)
+    if moment is None or number is None:
+        return None
+    week, year = _calc_week(moment, _week_mode(number) | _WEEK_YEAR)
+    return year * 100 + week
+
+
 def _strcmp(left: object, right: object) -> int | None:
     """MySQL STRCMP under utf8mb4_0900_ai_ci: -1, 0 or 1, case and accents ignored."""
     if left is None or right is None:
@@ -798,6 +954,14 @@ _FUNCTIONS = (
     ("mysql_date", 1, _date),
     ("mysql_bigint", 5, _bigint),
     ("mysql_cast_integer", 3, _cast_integer),
+    ("mysql_period_add", 2, _period_add),
+    ("mysql_to_days", 1, _to_days),
+    ("mysql_to_seconds", 1, _to_seconds),
+    ("mysql_from_days", 1, _from_days),
+    ("mysql_makedate", 2, _makedate),
+    ("mysql_week", 2, _week),
+    ("mysql_yearweek", 1, _yearweek),
+    ("mysql_yearweek", 2, _yearweek),
 )
 
 

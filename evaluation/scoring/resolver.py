@@ -205,7 +205,11 @@ def _aggregate_type(node: exp.Expr, operand: SqlType | None) -> SqlType | None:
 
 
 # The type of what these MySQL functions compute (sqlglot reads them as calls by name).
-_CALL_TYPES: dict[str, SqlType] = {"PERIOD_DIFF": INTEGER, "CRC32": UNSIGNED_INTEGER}
+_CALL_TYPES: dict[str, SqlType] = {
+    **dict.fromkeys(("TO_DAYS", "TO_SECONDS", "PERIOD_ADD", "PERIOD_DIFF", "YEARWEEK"), INTEGER),
+    **dict.fromkeys(("FROM_DAYS", "MAKEDATE"), SqlType("date")),
+    "CRC32": UNSIGNED_INTEGER,
+}
 
 # The type of what these compute, whatever their arguments.
 _FIXED_TYPES: dict[type, SqlType] = {
@@ -216,6 +220,8 @@ _FIXED_TYPES: dict[type, SqlType] = {
             exp.DateDiff,
             exp.TimestampDiff,
             exp.Length,
+            exp.Week,
+            exp.WeekOfYear,
             exp.Boolean,
             exp.Extract,
             exp.Predicate,
