@@ -8,7 +8,8 @@ without ESCAPE gets MySQL's escape character, the backslash, written out (the `l
 `functions.install_functions` follows MySQL's collation); STR_TO_DATE, DATE_FORMAT/MONTHNAME/DAYNAME,
 DATE, PERIOD_DIFF, PERIOD_ADD, the day numbers (TO_DAYS, FROM_DAYS, TO_SECONDS, MAKEDATE), the weeks (WEEK,
 WEEKOFYEAR, YEARWEEK), STRCMP, SUBSTRING_INDEX, FIELD, LOCATE/INSTR/POSITION and GROUP_CONCAT call
-functions of `functions`; LENGTH counts bytes, CHAR_LENGTH characters; `FROM DUAL` is dropped.
+functions of `functions`; CAST(... AS DATE | DATETIME) reads a date as MySQL does and is NULL for an invalid or zero
+one; LENGTH counts bytes, CHAR_LENGTH characters; `FROM DUAL` is dropped.
 """
 
 from __future__ import annotations
@@ -183,6 +184,16 @@ def _group_concat(node: exp.GroupConcat) -> exp.Expr:
     )
 
 
+# CAST(x AS DATE) and CAST(x AS DATETIME) read x as MySQL reads a date, and give NULL for what MySQL 8.0's
+# default sql_mode refuses: an invalid date, a zero date or one with a zero part.
+_TEMPORAL_CASTS = {exp.DType.DATE: "MYSQL_DATE", exp.DType.DATETIME: "MYSQL_DATETIME"}
+
+
+def _cast(node: exp.Cast) -> exp.Expr:
+    function = _TEMPORAL_CASTS.get(node.to.this)
+    return node if function is None else call(function, node.this)
+
+
 def _from(node: exp.From) -> exp.Expr:
     table = node.this
     if (
@@ -305,6 +316,7 @@ _REWRITES: dict[type[exp.Expr], Callable[[Any], exp.Expr]] = {
     ),
     exp.GroupConcat: _group_concat,
     exp.From: _from,
+    exp.Cast: _cast,
     exp.Trunc: lambda node: call(
         "MYSQL_TRUNCATE", node.this, node.args.get("decimals") or exp.Literal.number(0)
     ),

@@ -778,10 +778,17 @@ def _locate(needle: object, haystack: object, start: object = 1) -> int | None:
 
 
 def _date(value: object) -> str | None:
-    """MySQL DATE(x): the date of a date or datetime as MySQL reads it ('2024-6-1' is 2024-06-01), NULL
-    for what is no valid date ('2024-02-30')."""
+    """MySQL DATE(x) and CAST(x AS DATE): the date of a date or datetime as MySQL reads it ('2024-6-1' is
+    2024-06-01), NULL for what is no valid date ('2024-02-30') or, under MySQL 8.0's default sql_mode
+    (NO_ZERO_DATE, NO_ZERO_IN_DATE), a zero date or one with a zero part ('2024-00-10')."""
     moment = _as_moment(value)
     return moment.date_text if moment is not None and moment.to_datetime() is not None else None
+
+
+def _datetime(value: object) -> str | None:
+    """MySQL CAST(x AS DATETIME): `_date`'s reading, with the time of day (midnight when none is given)."""
+    moment = _as_moment(value)
+    return moment.datetime_text if moment is not None and moment.to_datetime() is not None else None
 
 
 GROUP_CONCAT_MAX_BYTES = 1024  # MySQL 8.0's group_concat_max_len
@@ -952,6 +959,7 @@ _FUNCTIONS = (
     ("mysql_locate", 2, _locate),
     ("mysql_locate", 3, _locate),
     ("mysql_date", 1, _date),
+    ("mysql_datetime", 1, _datetime),
     ("mysql_bigint", 5, _bigint),
     ("mysql_cast_integer", 3, _cast_integer),
     ("mysql_period_add", 2, _period_add),
