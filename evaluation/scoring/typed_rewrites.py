@@ -17,8 +17,9 @@ expressions (from `resolver.ColumnResolver`):
   a DOUBLE half to even, a string by its leading integer), and reads a date as its number (20240229);
 - `expr COLLATE name` takes a collation of MySQL 8.0 (`collations`), of the expression's character set
   when it is known (a string literal's is utf8mb4, a column's its table's): otherwise the query is
-  refused as MySQL refuses it, error 1273 or 1253, before it runs; a string literal compared with an
-  expression that has an explicit COLLATE takes that collation, not the default.
+  refused as MySQL refuses it, error 1273 or 1253, before it runs; a number is collated as its text; a
+  string literal compared with an expression that has an explicit COLLATE takes that collation, not the
+  default.
 
 Every change is planned on the untouched tree (types need it), then applied.
 """
@@ -47,6 +48,7 @@ _INTEGER_CASTS = {exp.DType.BIGINT: False, exp.DType.UBIGINT: True}
 # Building a type parses its name: this is built once, and copied.
 _REAL_TYPE = exp.DataType.build("REAL")
 _INTEGER_TYPE = exp.DataType.build("INTEGER")
+_TEXT_TYPE = exp.DataType.build("TEXT")
 
 
 def rewrite_by_types(tree: exp.Expr, resolver: ColumnResolver) -> None:
@@ -81,6 +83,7 @@ class _Rewriter:
         self._bigints: list[tuple[exp.Expr, str, str, str]] = []  # node, operator, signs, its text
         self._integer_casts: list[tuple[exp.Expr, bool, bool]] = []  # a CAST, unsigned, exact
         self._named_collations: list[tuple[exp.Expr, str]] = []  # a COLLATE, the collation's MySQL name
+        self._number_texts: list[tuple[exp.Expr, SqlType]] = []  # a number under COLLATE, its type
 
     def plan(self, tree: exp.Expr) -> None:
         for scope in traverse_scope(tree):
@@ -118,6 +121,10 @@ class _Rewriter:
             _wrap(node, exp.Collate, expression=exp.Var(this=UTF8MB4_COLLATION))
         for node, scale in self._roundings:
             _wrap(node, exp.Round, decimals=exp.Literal.number(scale))
+        for node, number in self._number_texts:
+            placeholder = exp.Placeholder()
+            node.replace(placeholder)
+            placeholder.replace(_as_text(node, number))
         for collate, name in self._named_collations:
             collate.set("expression", exp.Var(this=name))
         for cast, unsigned, exact in self._integer_casts:
@@ -214,7 +221,12 @@ class _Rewriter:
         if charset is None:
             raise TranspileError(f"Unknown collation: '{written}' (MySQL error 1273)")
         operand = self._resolver.type_of(node.this, scope)
-        expected = operand.charset if operand is not None and operand.kind == "text" else None
+        if operand is not None and operand.is_number:
+            # MySQL collates a number as its text, in the connection's character set ('10' < '9').
+            self._number_texts.append((node.this, operand))
+            expected: str | None = CONNECTION_CHARSET
+        else:
+            expected = operand.charset if operand is not None and operand.kind == "text" else None
         name = canonical_collation(written)
         # The copies hold utf8mb4 and utf8mb3 text only: where the operand's is unknown, either is taken.
         if name is None or (expected is not None and expected != charset):
@@ -223,6 +235,13 @@ class _Rewriter:
                 "(MySQL error 1253)"
             )
         self._named_collations.append((node, name))
+
+
+def _as_text(node: exp.Expr, number: SqlType) -> exp.Expr:
+    """A number as MySQL writes it: a DECIMAL with all the digits of its scale (9.50), which SQLite drops."""
+    if number.kind == "exact" and number.scale > 0 and not number.integer:
+        return call("PRINTF", exp.Literal.string(f"%.{number.scale}f"), node)
+    return exp.Cast(this=node, to=_TEXT_TYPE.copy())
 
 
 def _quoted(node: exp.Expr) -> str:

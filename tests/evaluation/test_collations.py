@@ -132,6 +132,8 @@ def test_each_kind_of_collation_orders_as_its_name_says(
 # --- COLLATE in a query ---
 
 DUMP = """
+CREATE TABLE numeri (n INT, prezzo DECIMAL(5,2));
+INSERT INTO numeri VALUES (9, 9.5), (10, 10.25);
 CREATE TABLE nuova (nome VARCHAR(20)) DEFAULT CHARSET=utf8mb4;
 CREATE TABLE vecchia (nome VARCHAR(20)) DEFAULT CHARSET=utf8;
 CREATE TABLE esatta (nome VARCHAR(20) COLLATE utf8mb4_bin) DEFAULT CHARSET=utf8mb4;
@@ -213,6 +215,13 @@ def test_a_collation_mysql_refuses_refuses_the_query_before_it_runs(
     with pytest.raises(TranspileError) as refused:
         to_sqlite(query, schema=read_schema(conn))
     assert str(refused.value) == error
+
+
+def test_a_number_is_collated_as_its_text_in_the_connections_character_set(conn: sqlite3.Connection) -> None:
+    assert rows(conn, "SELECT n FROM numeri ORDER BY n COLLATE utf8mb4_bin") == [(10,), (9,)]  # '10' < '9'
+    assert rows(conn, "SELECT n FROM numeri WHERE prezzo COLLATE utf8mb4_general_ci = '9.50'") == [(9,)]
+    with pytest.raises(TranspileError, match="1253"):
+        to_sqlite("SELECT n FROM numeri ORDER BY n COLLATE utf8mb3_bin", schema=read_schema(conn))
 
 
 def test_where_the_character_set_is_unknown_either_unicode_one_is_taken(conn: sqlite3.Connection) -> None:
