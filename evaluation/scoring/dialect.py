@@ -63,11 +63,11 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
 import sqlite3
 from collections.abc import Mapping
 
 import sqlglot
-from sqlglot import exp
 
 from evaluation.scoring.conformance import NotConformant, conformance_error, mysql_conformance_error
 from evaluation.scoring.function_rewrites import with_sqlite_functions
@@ -102,31 +102,24 @@ def read_schema(conn: sqlite3.Connection) -> dict[str, dict[str, str]]:
     for table, definition in conn.execute(
         "SELECT name, sql FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%'"
     ):
-        collations = _collations(definition or "")
+        columns = conn.execute("SELECT name, type FROM pragma_table_info(?)", (table,)).fetchall()
+        named = "COLLATE" in (definition or "").upper()
         schema[table] = {
-            column: f"{declared} COLLATE {collations[column.lower()]}"
-            if column.lower() in collations
-            else declared
-            for column, declared in conn.execute("SELECT name, type FROM pragma_table_info(?)", (table,))
+            column: _with_collation(declared, definition, column) if named else declared
+            for column, declared in columns
         }
     return schema
 
 
-@functools.lru_cache(maxsize=256)
-def _collations(definition: str) -> dict[str, str]:
-    """Column -> collation, lower-case column names, of a CREATE TABLE statement of SQLite."""
-    if "COLLATE" not in definition.upper():
-        return {}
-    try:
-        tree = sqlglot.parse_one(definition, read=SQLGLOT_DIALECTS["sqlite"])
-    except sqlglot.errors.SqlglotError:
-        return {}
-    return {
-        column.name.lower(): constraint.kind.this.name
-        for column in tree.find_all(exp.ColumnDef)
-        for constraint in column.constraints
-        if isinstance(constraint.kind, exp.CollateColumnConstraint)
-    }
+def _with_collation(declared: str, definition: str, column: str) -> str:
+    """The declared type, and the collation the column's definition names right after it, as the copies
+    write it (`"nome" VARCHAR(40) COLLATE utf8mb3_general_ci`; a collation written elsewhere in the
+    definition is not looked for: the text's character set is then unknown, which only makes COLLATE
+    lenient)."""
+    quoted = re.escape(column.replace('"', '""'))
+    name = rf'(?:"{quoted}"|`{re.escape(column)}`|\[{re.escape(column)}\]|\b{re.escape(column)}\b)'
+    found = re.search(rf'{name}\s+{re.escape(declared)}\s+COLLATE\s+["`]?(\w+)', definition, re.IGNORECASE)
+    return f"{declared} COLLATE {found.group(1)}" if found else declared
 
 
 def to_sqlite(
