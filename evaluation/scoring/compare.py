@@ -17,7 +17,7 @@ from typing import TypeAlias
 import sqlglot
 from sqlglot import exp
 
-from evaluation.scoring.functions import uca_weight
+from evaluation.scoring.collations import uca_weight
 
 REL_TOL = 1e-6
 ABS_TOL = 1e-9

@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from sqlglot import exp
 from sqlglot.tokenizer_core import Token, TokenType
 
+from evaluation.scoring.collations import MYSQL_CHARSETS
 from evaluation.scoring.query_shape import check_shape
 from evaluation.scoring.statements import (
     SQLGLOT_DIALECTS,
@@ -134,12 +135,7 @@ _MYSQL_CAST_TYPES = frozenset(
     {"BINARY", "CHAR", "NCHAR", "DATE", "DATETIME", "TIME", "YEAR", "DECIMAL", "SIGNED", "UNSIGNED",
      "FLOAT", "DOUBLE", "REAL", "JSON"}
 )  # fmt: skip
-_MYSQL_CHARSETS = (
-    "armscii8|ascii|big5|binary|cp1250|cp1251|cp1256|cp1257|cp850|cp852|cp866|cp932|dec8|eucjpms|euckr|"
-    "gb18030|gb2312|gbk|geostd8|greek|hebrew|hp8|keybcs2|koi8r|koi8u|latin1|latin2|latin5|latin7|macce|"
-    "macroman|sjis|swe7|tis620|ucs2|ujis|utf16|utf16le|utf32|utf8mb3|utf8mb4|utf8"
-)
-_MYSQL_COLLATION = re.compile(rf"binary|(?:{_MYSQL_CHARSETS})_\w+", re.IGNORECASE)
+_MYSQL_COLLATION = re.compile(rf"binary|(?:{'|'.join(MYSQL_CHARSETS)})_\w+", re.IGNORECASE)
 # The join sides and kinds MySQL has (no FULL, no SEMI/ANTI, ...).
 _MYSQL_JOIN_SIDES = frozenset({"", "LEFT", "RIGHT"})
 _MYSQL_JOIN_KINDS = frozenset({"", "INNER", "OUTER", "CROSS", "STRAIGHT_JOIN"})

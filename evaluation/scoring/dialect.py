@@ -5,18 +5,29 @@ the databases built by `mysql_dump`. `to_sqlite` rewrites one query so that SQLi
 would, as far as the measurements on Termite showed it matters:
 
 - MySQL functions SQLite lacks: YEAR/MONTH/DAY/HOUR/... and EXTRACT become `STRFTIME`; DATEDIFF compares
-  date parts; TIMESTAMPDIFF, DATE_ADD/DATE_SUB/`± INTERVAL`, TRUNCATE, CONCAT_WS and REGEXP call functions
-  that `functions.install_functions` registers; CURDATE/NOW use local time; LEFT/RIGHT/MID become SUBSTR
-  (`function_rewrites`).
+  date parts; TIMESTAMPDIFF, DATE_ADD/DATE_SUB/`± INTERVAL`, TRUNCATE, CONCAT_WS, REGEXP, the day numbers
+  (TO_DAYS, FROM_DAYS, TO_SECONDS, MAKEDATE: MySQL's calendar, whose year 0 has 365 days) and the weeks
+  (WEEK in its eight modes, YEARWEEK) call functions that `functions.install_functions` registers;
+  CURDATE/NOW use local time; LEFT/RIGHT/MID become SUBSTR (`function_rewrites`).
 - Types, when a schema is given (`read_schema`): a text column compared with a number is compared as a
   number; a string compared with a DATE/DATETIME/TIME column is read as MySQL reads it ('2024-5-1' is
-  2024-05-01); `/` and AVG of exact numbers are rounded to 4 more decimals (`div_precision_increment`)
-  (`typed_rewrites`, with the types of `resolver`).
-- Text compares as MySQL 8.0's default collations do: text columns of the copies carry
-  `utf8mb4_0900_ai_ci` (case and accents ignored, trailing spaces kept) or `utf8mb3_general_ci` (trailing
-  spaces ignored too) by their character set (`mysql_dump`); a string literal compared with an expression
-  gets `COLLATE utf8mb4_0900_ai_ci` here (`typed_rewrites`); LIKE, replaced by `functions`' `like`,
-  ignores case and accents, and gets MySQL's escape character, the backslash (`function_rewrites`).
+  2024-05-01); `/` and AVG of exact numbers are rounded to 4 more decimals (`div_precision_increment`);
+  `+`, `-`, `*` and DIV of two integers are BIGINT arithmetic, unsigned when an operand is (an UNSIGNED
+  column, which the copies declare `INTEGER UNSIGNED`, CAST(... AS UNSIGNED), ...), and a result out of
+  range fails with MySQL's ERROR 1690 while the query runs, since the data decides; CAST(... AS SIGNED |
+  UNSIGNED) rounds as MySQL does (`typed_rewrites`, with the types of `resolver`).
+- MySQL 8.0's default sql_mode, in a query: division by zero is NULL (ERROR_FOR_DIVISION_BY_ZERO and
+  STRICT_TRANS_TABLES only warn in a SELECT); a zero date, or one with a zero month or day, read from a
+  string is no date (NO_ZERO_DATE, NO_ZERO_IN_DATE): CAST(... AS DATE), DATE(), STR_TO_DATE and the date
+  functions give NULL; NO_ENGINE_SUBSTITUTION concerns CREATE and ALTER TABLE only.
+- Text compares as MySQL 8.0's collations do (`collations`): text columns of the copies carry their
+  column's collation, else their character set's default, `utf8mb4_0900_ai_ci` (case and accents
+  ignored, trailing spaces kept) or `utf8mb3_general_ci` (trailing spaces ignored too) (`mysql_dump`); a
+  string literal compared with an expression gets `COLLATE utf8mb4_0900_ai_ci` here, unless the query
+  names a collation; `expr COLLATE name` takes every utf8mb4 and utf8mb3 collation of MySQL 8.0, and
+  refuses, as MySQL does, an unknown one (error 1273) or one of another character set than the text's
+  (error 1253) (`typed_rewrites`); LIKE, replaced by `functions`' `like`, ignores case and accents, and
+  gets MySQL's escape character, the backslash (`function_rewrites`).
 - A quoted string used as a table name (`FROM 'ordini'`) is rejected, as MySQL rejects it (`survey`).
 
 The target is MySQL 8.0, the engine the benchmark was written for. Where MariaDB 10.11 (the reference
@@ -26,9 +37,10 @@ found:
 - utf8mb4's default collation: MySQL 8.0's utf8mb4_0900_ai_ci is NO PAD ('a' <> 'a '), MariaDB's
   utf8mb4_general_ci PAD SPACE; the UCA equates 'ss' with 'ß' and 'ae' with 'æ', general_ci does not
   ('s' = 'ß'); they order punctuation differently ('a_' < 'ab' under the UCA, not under general_ci).
-  MariaDB's utf8mb4_unicode_520_nopad_ci comes closest.
-- STR_TO_DATE: MySQL 8.0's default sql_mode (NO_ZERO_IN_DATE, NO_ZERO_DATE) makes a date with a zero
-  part, or an invalid one ('31/02/2024'), NULL; MariaDB returns '2024-00-00' and '2024-02-31'.
+  MariaDB's utf8mb4_unicode_520_nopad_ci comes closest. MariaDB 10.11 knows no utf8mb4_0900_* collation.
+- Zero dates: MySQL 8.0's default sql_mode (NO_ZERO_IN_DATE, NO_ZERO_DATE) makes a date with a zero part
+  ('2024-00-10'), the zero date, or an invalid one ('31/02/2024') NULL in STR_TO_DATE, CAST and DATE();
+  MariaDB, without those modes, returns '2024-00-00', '0000-00-00' and, from STR_TO_DATE, '2024-02-31'.
 - GROUP_CONCAT: group_concat_max_len is 1024 bytes by default in MySQL 8.0, 1 MB in MariaDB.
 - sql_mode: MySQL 8.0 enables ONLY_FULL_GROUP_BY, with its detection of functional dependence; MariaDB's
   default sql_mode lacks it, and MariaDB's own has no such detection (it refuses 29 of Termite's gold
@@ -41,13 +53,19 @@ SQLite generator.
 Not emulated: an ENUM sorts and compares with numbers by the position of its members in MySQL, by its
 text here; LIKE follows utf8mb4_0900_ai_ci whatever the column's collation (a _bin column's LIKE ignores
 case here); an expression built from a utf8mb3 column compares under utf8mb4_0900_ai_ci (NO PAD); the
-collations approximate the UCA's order of punctuation.
+collations approximate the UCA's order of punctuation and apply no language's tailoring (`collations`);
+two sides of a comparison under different explicit collations are no error (MySQL's 1267) here, the left
+one wins; arithmetic on an expression whose type is not worked out (IFNULL, CASE, GREATEST, a column of
+no schema) is SQLite's, no range checked; an unsigned value of 2^63 or more is a REAL here (SQLite's integers are signed), exact to 2^53;
+where MySQL stops evaluating (AND, OR) or evaluates rows in another order, ERROR 1690 may come where
+MySQL's does not, or the reverse.
 """
 
 from __future__ import annotations
 
 import functools
 import logging
+import re
 import sqlite3
 from collections.abc import Mapping
 
@@ -88,17 +106,31 @@ _FrozenSchema = tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
 
 
 def read_schema(conn: sqlite3.Connection) -> dict[str, dict[str, str]]:
-    """Table -> column -> declared type of a SQLite database, as `to_sqlite(schema=...)` takes it."""
-    tables = [
-        row[0]
-        for row in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%'"
-        )
-    ]
-    return {
-        table: dict(conn.execute("SELECT name, type FROM pragma_table_info(?)", (table,)).fetchall())
-        for table in tables
-    }
+    """Table -> column -> declared type of a SQLite database, as `to_sqlite(schema=...)` takes it; a column
+    that declares a collation has it after its type ('VARCHAR(40) COLLATE utf8mb3_general_ci'): the MySQL
+    collation of a copy's text column, whose character set a COLLATE of a query must match."""
+    schema = {}
+    for table, definition in conn.execute(
+        "SELECT name, sql FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%'"
+    ):
+        columns = conn.execute("SELECT name, type FROM pragma_table_info(?)", (table,)).fetchall()
+        named = "COLLATE" in (definition or "").upper()
+        schema[table] = {
+            column: _with_collation(declared, definition, column) if named else declared
+            for column, declared in columns
+        }
+    return schema
+
+
+def _with_collation(declared: str, definition: str, column: str) -> str:
+    """The declared type, and the collation the column's definition names right after it, as the copies
+    write it (`"nome" VARCHAR(40) COLLATE utf8mb3_general_ci`; a collation written elsewhere in the
+    definition is not looked for: the text's character set is then unknown, which only makes COLLATE
+    lenient)."""
+    quoted = re.escape(column.replace('"', '""'))
+    name = rf'(?:"{quoted}"|`{re.escape(column)}`|\[{re.escape(column)}\]|\b{re.escape(column)}\b)'
+    found = re.search(rf'{name}\s+{re.escape(declared)}\s+COLLATE\s+["`]?(\w+)', definition, re.IGNORECASE)
+    return f"{declared} COLLATE {found.group(1)}" if found else declared
 
 
 def to_sqlite(

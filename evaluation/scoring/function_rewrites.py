@@ -6,9 +6,10 @@ DATE_ADD/DATE_SUB/`± INTERVAL`, TRUNCATE and CONCAT_WS call functions that `fun
 registers; CURDATE/NOW use local time; LEFT/RIGHT/MID become SUBSTR; XOR compares truth values; LIKE
 without ESCAPE gets MySQL's escape character, the backslash, written out (the `like` of
 `functions.install_functions` follows MySQL's collation); STR_TO_DATE, DATE_FORMAT/MONTHNAME/DAYNAME,
-DATE, PERIOD_DIFF, STRCMP, SUBSTRING_INDEX, FIELD, LOCATE/INSTR/POSITION and GROUP_CONCAT call functions
-of `functions`; LENGTH counts bytes, CHAR_LENGTH characters; ANY_VALUE(x) becomes x; `FROM DUAL` is
-dropped.
+DATE, PERIOD_DIFF, PERIOD_ADD, the day numbers (TO_DAYS, FROM_DAYS, TO_SECONDS, MAKEDATE), the weeks (WEEK,
+WEEKOFYEAR, YEARWEEK), STRCMP, SUBSTRING_INDEX, FIELD, LOCATE/INSTR/POSITION and GROUP_CONCAT call
+functions of `functions`; CAST(... AS DATE | DATETIME) reads a date as MySQL does and is NULL for an invalid or zero
+one; LENGTH counts bytes, CHAR_LENGTH characters; ANY_VALUE(x) becomes x; `FROM DUAL` is dropped.
 """
 
 from __future__ import annotations
@@ -107,8 +108,8 @@ def _extract(node: exp.Extract) -> exp.Expr:
 
 def _date_diff(node: exp.DateDiff) -> exp.Expr:
     days = exp.Sub(
-        this=_call("JULIANDAY", _call("DATE", node.this)),
-        expression=_call("JULIANDAY", _call("DATE", node.expression)),
+        this=call("JULIANDAY", call("DATE", node.this)),
+        expression=call("JULIANDAY", call("DATE", node.expression)),
     )
     return _integer(days)
 
@@ -145,20 +146,20 @@ def _date_format(node: exp.TimeToStr) -> exp.Expr:
     value = node.this
     while isinstance(value, exp.TsOrDsToDate | exp.TsOrDsToTimestamp):  # sqlglot's own wrappers
         value = value.this
-    return _call("MYSQL_DATE_FORMAT", value, _mysql_format(node))
+    return call("MYSQL_DATE_FORMAT", value, _mysql_format(node))
 
 
 def _str_position(node: exp.StrPosition) -> exp.Expr:
     arguments = [node.args["substr"], node.this]
     if node.args.get("position") is not None:
         arguments.append(node.args["position"])
-    return _call("MYSQL_LOCATE", *arguments)
+    return call("MYSQL_LOCATE", *arguments)
 
 
 def _length(node: exp.Length) -> exp.Expr:
     if not node.args.get("binary"):
         return node
-    return _call("LENGTH", exp.Cast(this=node.this, to=exp.DataType.build("BLOB")))
+    return call("LENGTH", exp.Cast(this=node.this, to=exp.DataType.build("BLOB")))
 
 
 def _group_concat(node: exp.GroupConcat) -> exp.Expr:
@@ -173,7 +174,7 @@ def _group_concat(node: exp.GroupConcat) -> exp.Expr:
         for part in parts[2:]:
             value = exp.DPipe(this=value, expression=part)
     directions = "".join("D" if key.args.get("desc") else "A" for key in keys)
-    return _call(
+    return call(
         "MYSQL_GROUP_CONCAT",
         value,
         node.args.get("separator") or exp.Literal.string(","),
@@ -181,6 +182,16 @@ def _group_concat(node: exp.GroupConcat) -> exp.Expr:
         exp.Literal.string(directions),
         *(key.this for key in keys),
     )
+
+
+# CAST(x AS DATE) and CAST(x AS DATETIME) read x as MySQL reads a date, and give NULL for what MySQL 8.0's
+# default sql_mode refuses: an invalid date, a zero date or one with a zero part.
+_TEMPORAL_CASTS = {exp.DType.DATE: "MYSQL_DATE", exp.DType.DATETIME: "MYSQL_DATETIME"}
+
+
+def _cast(node: exp.Cast) -> exp.Expr:
+    function = _TEMPORAL_CASTS.get(node.to.this)
+    return node if function is None else call(function, node.this)
 
 
 def _from(node: exp.From) -> exp.Expr:
@@ -197,7 +208,7 @@ def _from(node: exp.From) -> exp.Expr:
 
 def _right(node: exp.Right) -> exp.Expr:
     length = node.expression
-    return _call("SUBSTR", node.this, exp.Neg(this=exp.Paren(this=length.copy())), length)
+    return call("SUBSTR", node.this, exp.Neg(this=exp.Paren(this=length.copy())), length)
 
 
 def _anonymous(node: exp.Anonymous) -> exp.Expr:
@@ -208,9 +219,9 @@ def _anonymous(node: exp.Anonymous) -> exp.Expr:
     if name == "WEEKDAY" and len(arguments) == 1:
         return _date_part(name, arguments[0])
     if name == "MID" and len(arguments) in (2, 3):
-        return _call("SUBSTR", *arguments)
+        return call("SUBSTR", *arguments)
     if name in _PYTHON_FUNCTIONS and len(arguments) in _PYTHON_FUNCTIONS[name][1]:
-        return _call(_PYTHON_FUNCTIONS[name][0], *arguments)
+        return call(_PYTHON_FUNCTIONS[name][0], *arguments)
     if name == "OCTET_LENGTH" and len(arguments) == 1:
         return _length(exp.Length(this=arguments[0], binary=True))
     return node
@@ -221,12 +232,18 @@ def _anonymous(node: exp.Anonymous) -> exp.Expr:
 _PYTHON_FUNCTIONS = {
     "STRCMP": ("MYSQL_STRCMP", (2,)),
     "PERIOD_DIFF": ("MYSQL_PERIOD_DIFF", (2,)),
+    "PERIOD_ADD": ("MYSQL_PERIOD_ADD", (2,)),
     "FIELD": ("MYSQL_FIELD", range(2, 101)),
+    "TO_DAYS": ("MYSQL_TO_DAYS", (1,)),
+    "TO_SECONDS": ("MYSQL_TO_SECONDS", (1,)),
+    "FROM_DAYS": ("MYSQL_FROM_DAYS", (1,)),
+    "MAKEDATE": ("MYSQL_MAKEDATE", (2,)),
+    "YEARWEEK": ("MYSQL_YEARWEEK", (1, 2)),
 }
 
 
 def _date_part(part: str, value: exp.Expr) -> exp.Expr:
-    number = _integer(_call("STRFTIME", exp.Literal.string(_DATE_PARTS[part]), value))
+    number = _integer(call("STRFTIME", exp.Literal.string(_DATE_PARTS[part]), value))
     if part == "DAYOFWEEK":
         return exp.Paren(this=exp.Add(this=number, expression=exp.Literal.number(1)))
     if part == "WEEKDAY":
@@ -242,7 +259,7 @@ def _date_part(part: str, value: exp.Expr) -> exp.Expr:
 def _date_add(value: exp.Expr, amount: exp.Expr, unit: str) -> exp.Expr:
     if unit not in MONTHS_PER_UNIT and unit not in MICROSECONDS_PER_UNIT:
         raise TranspileError(f"the interval unit {unit} is not supported")
-    return _call("MYSQL_DATE_ADD", value, amount, exp.Literal.string(unit))
+    return call("MYSQL_DATE_ADD", value, amount, exp.Literal.string(unit))
 
 
 def _is_true(value: exp.Expr) -> exp.Expr:
@@ -250,10 +267,11 @@ def _is_true(value: exp.Expr) -> exp.Expr:
 
 
 def _now() -> exp.Expr:
-    return _call("DATETIME", exp.Literal.string("now"), exp.Literal.string("localtime"))
+    return call("DATETIME", exp.Literal.string("now"), exp.Literal.string("localtime"))
 
 
-def _call(name: str, *arguments: exp.Expr) -> exp.Anonymous:
+def call(name: str, *arguments: exp.Expr) -> exp.Anonymous:
+    """A call of the SQL function `name` (one of SQLite's, or one `functions.install_functions` registers)."""
     return exp.Anonymous(this=name, expressions=list(arguments))
 
 
@@ -267,41 +285,44 @@ def _integer(value: exp.Expr) -> exp.Cast:
 _REWRITES: dict[type[exp.Expr], Callable[[Any], exp.Expr]] = {
     **dict.fromkeys(DATE_PART_NODES, lambda node: _date_part(DATE_PART_NODES[type(node)], node.this)),
     exp.Extract: _extract,
-    exp.CurrentDate: lambda _: _call("DATE", exp.Literal.string("now"), exp.Literal.string("localtime")),
+    exp.CurrentDate: lambda _: call("DATE", exp.Literal.string("now"), exp.Literal.string("localtime")),
     exp.CurrentTimestamp: lambda _: _now(),
-    exp.CurrentTime: lambda _: _call("TIME", exp.Literal.string("now"), exp.Literal.string("localtime")),
+    exp.CurrentTime: lambda _: call("TIME", exp.Literal.string("now"), exp.Literal.string("localtime")),
     exp.DateDiff: _date_diff,
-    exp.TimestampDiff: lambda node: _call(
+    exp.TimestampDiff: lambda node: call(
         "MYSQL_TIMESTAMPDIFF", exp.Literal.string(_unit(node)), node.expression, node.this
     ),
     exp.DateAdd: lambda node: _date_add(node.this, node.expression, _unit(node)),
     exp.DateSub: lambda node: _date_add(node.this, exp.Neg(this=node.expression), _unit(node)),
     exp.Add: _add,
     exp.Sub: _sub,
-    exp.LastDay: lambda node: _call(
+    exp.Week: lambda node: call("MYSQL_WEEK", node.this, node.args.get("mode") or exp.Literal.number(0)),
+    exp.WeekOfYear: lambda node: call("MYSQL_WEEK", node.this, exp.Literal.number(3)),
+    exp.LastDay: lambda node: call(
         "DATE", node.this, *map(exp.Literal.string, ("start of month", "+1 month", "-1 day"))
     ),
-    exp.Left: lambda node: _call("SUBSTR", node.this, exp.Literal.number(1), node.expression),
+    exp.Left: lambda node: call("SUBSTR", node.this, exp.Literal.number(1), node.expression),
     exp.Right: _right,
     exp.Like: _like,
-    exp.StrToDate: lambda node: _call("MYSQL_STR_TO_DATE", node.this, _mysql_format(node)),
-    exp.StrToTime: lambda node: _call("MYSQL_STR_TO_DATE", node.this, _mysql_format(node)),
+    exp.StrToDate: lambda node: call("MYSQL_STR_TO_DATE", node.this, _mysql_format(node)),
+    exp.StrToTime: lambda node: call("MYSQL_STR_TO_DATE", node.this, _mysql_format(node)),
     exp.TimeToStr: _date_format,
-    exp.Dayname: lambda node: _call("MYSQL_DATE_FORMAT", node.this, exp.Literal.string("%W")),
-    exp.TsOrDsToDate: lambda node: _call("MYSQL_DATE", node.this),
+    exp.Dayname: lambda node: call("MYSQL_DATE_FORMAT", node.this, exp.Literal.string("%W")),
+    exp.TsOrDsToDate: lambda node: call("MYSQL_DATE", node.this),
     exp.StrPosition: _str_position,
     exp.Length: _length,
-    exp.SubstringIndex: lambda node: _call(
+    exp.SubstringIndex: lambda node: call(
         "MYSQL_SUBSTRING_INDEX", node.this, node.args["delimiter"], node.args["count"]
     ),
     exp.GroupConcat: _group_concat,
     # ANY_VALUE is no aggregate (sqlglot writes MAX): its argument as a bare column, any row's value.
     exp.AnyValue: lambda node: node.this,
     exp.From: _from,
-    exp.Trunc: lambda node: _call(
+    exp.Cast: _cast,
+    exp.Trunc: lambda node: call(
         "MYSQL_TRUNCATE", node.this, node.args.get("decimals") or exp.Literal.number(0)
     ),
-    exp.ConcatWs: lambda node: _call("MYSQL_CONCAT_WS", *node.expressions),
+    exp.ConcatWs: lambda node: call("MYSQL_CONCAT_WS", *node.expressions),
     exp.Xor: lambda node: exp.Paren(
         this=exp.NEQ(this=_is_true(node.this), expression=_is_true(node.expression))
     ),

@@ -10,12 +10,14 @@ from __future__ import annotations
 import calendar
 import datetime as dt
 import functools
+import math
 import re
 import sqlite3
 import unicodedata
-from collections.abc import Callable
 from decimal import ROUND_DOWN, ROUND_HALF_UP, Decimal, InvalidOperation
-from typing import NamedTuple
+from typing import NamedTuple, NoReturn
+
+from evaluation.scoring.collations import install_collations, uca_weight
 
 # --- MySQL's reading of dates and times ------------------------------------------------------------------
 
@@ -24,7 +26,8 @@ _DATETIME_RE = re.compile(
     r"(\d{1,4})[^\w\s](\d{1,2})[^\w\s](\d{1,2})"
     r"(?:(?:\s+|T)(\d{1,2})[^\w\s](\d{1,2})(?:[^\w\s](\d{1,2}))?(?:\.(\d{1,6})\d*)?)?"
 )
-_COMPACT_DATETIME_RE = re.compile(r"(\d{4})(\d{2})(\d{2})(?:(\d{2})(\d{2})(\d{2}))?")
+# YYYYMMDD, YYMMDD, and either with hhmmss (as MySQL reads a number or a string of digits as a date).
+_COMPACT_DATETIME_RE = re.compile(r"(\d{4}|\d{2})(\d{2})(\d{2})(?:(\d{2})(\d{2})(\d{2}))?")
 _TIME_RE = re.compile(r"(-)?(\d{1,3}):(\d{1,2})(?::(\d{1,2}))?(?:\.\d*)?")
 _COMPACT_TIME_RE = re.compile(r"(-)?(\d{1,7})(?:\.\d*)?")
 _MAX_TIME_HOURS = 838
@@ -245,6 +248,125 @@ def as_text(value: object) -> str:
     return str(value)
 
 
+# --- MySQL's errors while a query runs, and its integer arithmetic -----------------------------------------
+
+
+class QueryError(Exception):
+    """An error MySQL raises while a query runs, on a value it meets (its message is MySQL's), raised by a
+    function that `install_functions` registers."""
+
+
+# SQLite reports only that "user-defined function raised exception": the message of the last QueryError
+# waits here for `raised_error`.
+_RAISED: list[str] = []
+
+
+def raised_error() -> str | None:
+    """The message of the QueryError a function raised since the last call, if any (and forget it)."""
+    message = _RAISED[0] if _RAISED else None
+    _RAISED.clear()
+    return message
+
+
+def _fail(code: int, state: str, message: str) -> NoReturn:
+    text = f"ERROR {code} ({state}): {message}"
+    _RAISED[:] = [text]
+    raise QueryError(text)
+
+
+# The ranges of MySQL's integer arithmetic: BIGINT, and BIGINT UNSIGNED from 0.
+BIGINT_MIN = -(2**63)
+BIGINT_MAX = 2**63 - 1
+BIGINT_UNSIGNED_MAX = 2**64 - 1
+
+
+def _bigint_operand(value: object, unsigned: bool) -> int | None:
+    """An integer operand's value: SQLite holds a BIGINT UNSIGNED of 2^63 or more as a REAL, or (from the
+    bit operators) as the signed integer of the same 64 bits; a hexadecimal literal is a BLOB. None for
+    what is no integer."""
+    if isinstance(value, int):
+        return value + 2**64 if unsigned and value < 0 else value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, bytes):
+        return int.from_bytes(value, "big")
+    return None
+
+
+def _bigint(
+    operator: object, left: object, right: object, signs: object, expression: object
+) -> int | float | None:
+    """MySQL's `left operator right` (+, -, * or DIV) of two integers, `signs` saying which are unsigned
+    ("us": the left one is, the right one is signed): BIGINT arithmetic, unsigned when either operand is
+    (MySQL 8.0's default sql_mode lacks NO_UNSIGNED_SUBTRACTION), and error 1690 when the result leaves the
+    range, naming `expression` as MySQL names it. A result of 2^63 or more is a REAL: SQLite's integers
+    are signed 64-bit."""
+    if left is None or right is None or not isinstance(signs, str) or len(signs) != 2:
+        return None
+    first, second = _bigint_operand(left, signs[0] == "u"), _bigint_operand(right, signs[1] == "u")
+    if first is None or second is None:  # no integers after all: arithmetic on what MySQL reads as numbers
+        return _float_arithmetic(operator, _as_number(left), _as_number(right))
+    if operator == "+":
+        result = first + second
+    elif operator == "-":
+        result = first - second
+    elif operator == "*":
+        result = first * second
+    elif operator == "DIV":
+        if second == 0:
+            return None  # MySQL's division by zero in a SELECT: NULL (ERROR_FOR_DIVISION_BY_ZERO warns only)
+        quotient = abs(first) // abs(second)
+        result = quotient if (first < 0) == (second < 0) else -quotient
+    else:
+        return None
+    unsigned = "u" in signs
+    if not (0 if unsigned else BIGINT_MIN) <= result <= (BIGINT_UNSIGNED_MAX if unsigned else BIGINT_MAX):
+        kind = "BIGINT UNSIGNED" if unsigned else "BIGINT"
+        _fail(1690, "22003", f"{kind} value is out of range in '{expression}'")
+    return result if result <= BIGINT_MAX else float(result)
+
+
+def _float_arithmetic(operator: object, left: float, right: float) -> float | None:
+    if operator == "+":
+        return left + right
+    if operator == "-":
+        return left - right
+    if operator == "*":
+        return left * right
+    if operator == "DIV" and right != 0:
+        return float(int(left / right))
+    return None
+
+
+def _cast_integer(value: object, unsigned: object, exact: object) -> int | float | None:
+    """MySQL's CAST(value AS SIGNED) and CAST(value AS UNSIGNED) (`unsigned` 1): a number rounded to an
+    integer, half away from zero when it is `exact` (a DECIMAL), half to even otherwise (a DOUBLE); a string
+    by its leading integer ('12.7' and '12abc' are 12, 'abc' 0); beyond the type's range, its end; a
+    negative value as UNSIGNED wraps round 2^64 (CAST(-1 AS UNSIGNED) is 2^64 - 1, a REAL here)."""
+    if value is None:
+        return None
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return None
+        number = _round_half_away(value) if exact else round(value)
+    elif isinstance(value, int):
+        number = value
+    elif isinstance(value, bytes):
+        number = int.from_bytes(value, "big")
+    else:
+        match = re.match(r"\s*([-+]?\d+)", as_text(value))
+        number = int(match.group(1)) if match else 0
+    number = min(max(number, BIGINT_MIN), BIGINT_UNSIGNED_MAX if unsigned else BIGINT_MAX)
+    if unsigned and number < 0:
+        number += 2**64
+    return number if number <= BIGINT_MAX else float(number)
+
+
+def _round_half_away(number: float) -> int:
+    """A number rounded to an integer as MySQL rounds a DECIMAL: half away from zero."""
+    return int(Decimal(repr(number)).to_integral_value(ROUND_HALF_UP))
+
+
 # --- MySQL's string and date functions SQLite lacks -------------------------------------------------------
 
 _MONTH_NAMES = tuple(calendar.month_name)  # English, as MySQL's default lc_time_names
@@ -446,6 +568,161 @@ def _period_diff(first: object, second: object) -> int | None:
         return None
 
 
+def _period_add(period: object, months: object) -> int | None:
+    """MySQL PERIOD_ADD(P, N): period P (YYMM or YYYYMM) N months later, as YYYYMM."""
+    if not isinstance(period, int | float | str) or not isinstance(months, int | float | str):
+        return None
+    try:
+        year, month = divmod(_period_months(int(float(period))) + int(float(months)), 12)
+    except ValueError:
+        return None
+    return year * 100 + month + 1
+
+
+# MySQL's day numbers (TO_DAYS, FROM_DAYS): day 1 is 0000-01-01, in a calendar whose year 0 is no leap
+# year, so that day 366 is 0001-01-01, Python's date.fromordinal(1). FROM_DAYS gives a date from day 366
+# (0001-01-01) to 3652424 (9999-12-31), the zero date otherwise.
+_DAYS_BEFORE_YEAR_1 = 365
+_LAST_DAY_NUMBER = 3_652_424
+_ZERO_DATE = "0000-00-00"
+
+
+def _day_number(year: int, month: int, day: int) -> int:
+    """MySQL's calc_daynr: the day number of a valid date (year 0 included)."""
+    if year == 0:
+        return dt.date(1, month, day).timetuple().tm_yday  # year 1 has year 0's days: neither is leap
+    return dt.date(year, month, day).toordinal() + _DAYS_BEFORE_YEAR_1
+
+
+def _full_date(value: object) -> Moment | None:
+    """A date as MySQL 8.0's default sql_mode reads it for the day-number functions: none when invalid,
+    the zero date (NO_ZERO_DATE) or with a zero month or day (NO_ZERO_IN_DATE)."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)  # a number as a date: 20240229.0 is 20240229
+    moment = _as_moment(value)
+    if moment is None or moment.month == 0 or moment.day == 0:
+        return None
+    if moment.year == 0 and (moment.month, moment.day) == (2, 29):
+        return None  # year 0 has no 29 February for MySQL
+    return moment
+
+
+def _to_days(value: object) -> int | None:
+    """MySQL TO_DAYS(date): its day number (TO_DAYS('0000-01-01') is 1); NULL for no valid date."""
+    moment = _full_date(value)
+    return None if moment is None else _day_number(moment.year, moment.month, moment.day)
+
+
+def _to_seconds(value: object) -> int | None:
+    """MySQL TO_SECONDS(datetime): the seconds since 0000-01-01 00:00:00 (day 1 starts at 86400)."""
+    moment = _full_date(value)
+    if moment is None:
+        return None
+    days = _day_number(moment.year, moment.month, moment.day)
+    return days * 86_400 + moment.hour * 3_600 + moment.minute * 60 + moment.second
+
+
+def _integer_argument(value: object) -> int | None:
+    """An integer argument as MySQL reads it: a number rounded half away from zero, a string by its
+    number ('739000' is 739000)."""
+    if value is None or isinstance(value, bytes):
+        return None
+    number = _as_number(value)
+    return _round_half_away(number) if math.isfinite(number) else None
+
+
+def _from_day_number(days: int) -> str | None:
+    if not _DAYS_BEFORE_YEAR_1 < days <= _LAST_DAY_NUMBER:
+        return None
+    return dt.date.fromordinal(days - _DAYS_BEFORE_YEAR_1).isoformat()
+
+
+def _from_days(value: object) -> str | None:
+    """MySQL FROM_DAYS(N): the date of day number N, the zero date '0000-00-00' for N out of the range
+    of dates (as MySQL 8.0 gives it)."""
+    days = _integer_argument(value)
+    if days is None:
+        return None
+    return _from_day_number(days) or _ZERO_DATE
+
+
+def _makedate(year: object, day_of_year: object) -> str | None:
+    """MySQL MAKEDATE(year, dayofyear): the day of the year, counting on into the next years; a year of two
+    digits is 1970-2069; NULL for a day below 1 or past 9999-12-31."""
+    first, day = _integer_argument(year), _integer_argument(day_of_year)
+    if first is None or day is None or day < 1 or not 0 <= first <= 9999:
+        return None
+    if first < 100:
+        first += 2000 if first < 70 else 1900
+    return _from_day_number(_day_number(first, 1, 1) + day - 1)
+
+
+# MySQL's week modes (WEEK(date, mode)): the bits of `week_mode`.
+_WEEK_MONDAY_FIRST = 1
+_WEEK_YEAR = 2
+_WEEK_FIRST_WEEKDAY = 4
+
+
+def _week_mode(mode: int) -> int:
+    behaviour = mode & 7
+    if not behaviour & _WEEK_MONDAY_FIRST:
+        behaviour ^= _WEEK_FIRST_WEEKDAY
+    return behaviour
+
+
+def _weekday(day_number: int, sunday_first: bool) -> int:
+    return (day_number + 5 + int(sunday_first)) % 7
+
+
+def _days_in_year(year: int) -> int:
+    return 366 if year and calendar.isleap(year) else 365
+
+
+def _calc_week(moment: Moment, behaviour: int) -> tuple[int, int]:
+    """MySQL's calc_week: (week, year of the week) of a date under a week mode's `behaviour`."""
+    day_number = _day_number(moment.year, moment.month, moment.day)
+    first_day = _day_number(moment.year, 1, 1)
+    monday_first = bool(behaviour & _WEEK_MONDAY_FIRST)
+    week_year = bool(behaviour & _WEEK_YEAR)
+    first_weekday = bool(behaviour & _WEEK_FIRST_WEEKDAY)
+    weekday = _weekday(first_day, not monday_first)
+    year = moment.year
+    if moment.month == 1 and moment.day <= 7 - weekday:
+        if not week_year and ((first_weekday and weekday != 0) or (not first_weekday and weekday >= 4)):
+            return 0, year
+        week_year = True
+        year -= 1
+        days = _days_in_year(year)
+        first_day -= days
+        weekday = (weekday + 53 * 7 - days) % 7
+    if (first_weekday and weekday != 0) or (not first_weekday and weekday >= 4):
+        days = day_number - (first_day + (7 - weekday))
+    else:
+        days = day_number - (first_day - weekday)
+    if week_year and days >= 52 * 7:
+        weekday = (weekday + _days_in_year(year)) % 7
+        if (not first_weekday and weekday < 4) or (first_weekday and weekday == 0):
+            return 1, year + 1
+    return days // 7 + 1, year
+
+
+def _week(value: object, mode: object = 0) -> int | None:
+    """MySQL WEEK(date, mode) (WEEKOFYEAR is mode 3): the week number, 0 to 53, under the mode's rules."""
+    moment, number = _full_date(value), _integer_argument(mode)
+    if moment is None or number is None:
+        return None
+    return _calc_week(moment, _week_mode(number))[0]
+
+
+def _yearweek(value: object, mode: object = 0) -> int | None:
+    """MySQL YEARWEEK(date, mode): the year and week, YYYYWW, the week counted as in its own year."""
+    moment, number = _full_date(value), _integer_argument(mode)
+    if moment is None or number is None:
+        return None
+    week, year = _calc_week(moment, _week_mode(number) | _WEEK_YEAR)
+    return year * 100 + week
+
+
 def _strcmp(left: object, right: object) -> int | None:
     """MySQL STRCMP under utf8mb4_0900_ai_ci: -1, 0 or 1, case and accents ignored."""
     if left is None or right is None:
@@ -501,10 +778,17 @@ def _locate(needle: object, haystack: object, start: object = 1) -> int | None:
 
 
 def _date(value: object) -> str | None:
-    """MySQL DATE(x): the date of a date or datetime as MySQL reads it ('2024-6-1' is 2024-06-01), NULL
-    for what is no valid date ('2024-02-30')."""
+    """MySQL DATE(x) and CAST(x AS DATE): the date of a date or datetime as MySQL reads it ('2024-6-1' is
+    2024-06-01), NULL for what is no valid date ('2024-02-30') or, under MySQL 8.0's default sql_mode
+    (NO_ZERO_DATE, NO_ZERO_IN_DATE), a zero date or one with a zero part ('2024-00-10')."""
     moment = _as_moment(value)
     return moment.date_text if moment is not None and moment.to_datetime() is not None else None
+
+
+def _datetime(value: object) -> str | None:
+    """MySQL CAST(x AS DATETIME): `_date`'s reading, with the time of day (midnight when none is given)."""
+    moment = _as_moment(value)
+    return moment.datetime_text if moment is not None and moment.to_datetime() is not None else None
 
 
 GROUP_CONCAT_MAX_BYTES = 1024  # MySQL 8.0's group_concat_max_len
@@ -569,61 +853,6 @@ def _sort_key(value: object) -> tuple[int, object]:
     if isinstance(value, bytes):
         return (3, value)
     return (1, value)
-
-
-# --- MySQL 8.0's default collations as SQLite collations -------------------------------------------------
-
-# The SQLite collation of a text column whose MySQL table or column has this character set, under
-# MySQL 8.0's defaults (`mysql_dump` declares them; `install_functions` registers them).
-UTF8MB4_COLLATION = "utf8mb4_0900_ai_ci"
-UTF8MB3_COLLATION = "utf8mb3_general_ci"
-# Letters that Unicode does not decompose but the UCA weighs as other letters (ai_ci: 'æ' = 'ae').
-_UCA_LETTERS = str.maketrans({"æ": "ae", "œ": "oe", "ø": "o", "đ": "d", "ł": "l", "ħ": "h", "\u0131": "i"})
-
-
-@functools.lru_cache(maxsize=65_536)
-def _uca_weight_wide(text: str) -> str:
-    decomposed = unicodedata.normalize("NFKD", text.casefold().translate(_UCA_LETTERS))
-    return "".join(char for char in decomposed if not unicodedata.combining(char)).casefold()
-
-
-def uca_weight(text: str) -> str:
-    """What utf8mb4_0900_ai_ci compares of a string: case and accents ignored ('Ščukin' -> 'scukin',
-    'ß' -> 'ss'), trailing spaces kept (NO PAD). An approximation of the UCA: letters and digits compare
-    as MySQL's do; the order of punctuation among itself and against letters may differ."""
-    return text.lower() if text.isascii() else _uca_weight_wide(text)
-
-
-class _GeneralWeights(dict[int, str]):
-    """utf8mb3_general_ci's weight of each character: its base letter, upper case ('è' -> 'E', 'ß' -> 'S');
-    one character for one character, as general_ci compares."""
-
-    def __missing__(self, code: int) -> str:
-        base = unicodedata.normalize("NFD", chr(code))[0]
-        upper = "S" if base == "ß" else base.upper()
-        weight = upper if len(upper) == 1 else base
-        self[code] = weight
-        return weight
-
-
-_GENERAL_WEIGHTS = _GeneralWeights()
-
-
-def general_weight(text: str) -> str:
-    """What utf8mb3_general_ci compares of a string: case and accents ignored, trailing spaces too (PAD
-    SPACE: 'a' = 'a   ')."""
-    text = text.rstrip(" ")
-    return text.upper() if text.isascii() else text.translate(_GENERAL_WEIGHTS)
-
-
-def _collation(weight: Callable[[str], str]) -> Callable[[str, str], int]:
-    def compare(left: str, right: str) -> int:
-        if left == right:  # the common case of a join or a GROUP BY, without working out weights
-            return 0
-        left, right = weight(left), weight(right)
-        return (left > right) - (left < right)
-
-    return compare
 
 
 class _LikeFold(dict[int, str]):
@@ -730,8 +959,18 @@ _FUNCTIONS = (
     ("mysql_locate", 2, _locate),
     ("mysql_locate", 3, _locate),
     ("mysql_date", 1, _date),
+    ("mysql_datetime", 1, _datetime),
+    ("mysql_bigint", 5, _bigint),
+    ("mysql_cast_integer", 3, _cast_integer),
+    ("mysql_period_add", 2, _period_add),
+    ("mysql_to_days", 1, _to_days),
+    ("mysql_to_seconds", 1, _to_seconds),
+    ("mysql_from_days", 1, _from_days),
+    ("mysql_makedate", 2, _makedate),
+    ("mysql_week", 2, _week),
+    ("mysql_yearweek", 1, _yearweek),
+    ("mysql_yearweek", 2, _yearweek),
 )
-_COLLATIONS = ((UTF8MB4_COLLATION, _collation(uca_weight)), (UTF8MB3_COLLATION, _collation(general_weight)))
 
 
 def install_functions(conn: sqlite3.Connection) -> None:
@@ -740,5 +979,4 @@ def install_functions(conn: sqlite3.Connection) -> None:
     for name, arity, function in _FUNCTIONS:
         conn.create_function(name, arity, function, deterministic=True)
     conn.create_aggregate("mysql_group_concat", -1, _GroupConcat)  # type: ignore[arg-type]  # typeshed: one-argument steps only
-    for name, compare in _COLLATIONS:
-        conn.create_collation(name, compare)
+    install_collations(conn)

@@ -2,14 +2,18 @@
 
 `build_sqlite` reads a dump the way MariaDB loads it: CREATE DATABASE, USE, SET, LOCK and transaction
 statements are skipped; table options (ENGINE, CHARSET) and column character sets are dropped; ENUM and
-SET become TEXT; every integer type becomes INTEGER (so AUTO_INCREMENT becomes
-`INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT`, and `AUTO_INCREMENT=N` is kept through `sqlite_sequence`);
-text columns compare as MySQL 8.0 compares them under the character set of their column or table
-(`sqlite_collation`: utf8mb4, and a table without one, `COLLATE utf8mb4_0900_ai_ci`; utf8/utf8mb3 and the
-other character sets `COLLATE utf8mb3_general_ci`; a _bin or _cs collation SQLite's BINARY), collations
-that `functions.install_functions` registers and every connection to a copy needs; inserted
-values are stored as MySQL stores them: dates, times and datetimes in their canonical form ('1981-7-9'
--> '1981-07-09'), numbers rounded to the column's scale, TRUE/FALSE as 1/0.
+SET become TEXT; every integer type becomes INTEGER, `INTEGER UNSIGNED` when MySQL's is unsigned (UNSIGNED,
+YEAR, SERIAL, BIT), which MySQL's arithmetic needs to know (`sqltypes`). An AUTO_INCREMENT column is
+`INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT`, and `AUTO_INCREMENT=N` is kept through `sqlite_sequence`; an
+unsigned one, `INTEGER UNSIGNED NOT NULL PRIMARY KEY`, which SQLite does not number, gets its numbers from
+the loader, as MySQL gives them (the next is past both AUTO_INCREMENT=N and the largest so far). Text
+columns compare as MySQL 8.0 compares them under the collation of their column or table, or the
+default collation of its character set (`sqlite_collation`: utf8mb4, and a table without one,
+`COLLATE utf8mb4_0900_ai_ci`; utf8/utf8mb3 and the other character sets `COLLATE utf8mb3_general_ci`; a
+utf8mb4 or utf8mb3 collation named in the dump, itself), collations that `collations.install_collations`
+registers and every connection to a copy needs; inserted values are stored as MySQL stores them: dates,
+times and datetimes in their canonical form ('1981-7-9' -> '1981-07-09'), numbers rounded to the column's
+scale, TRUE/FALSE as 1/0.
 """
 
 from __future__ import annotations
@@ -29,14 +33,10 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
+from evaluation.scoring.collations import UTF8MB3_COLLATION, UTF8MB4_COLLATION, canonical_collation
+from evaluation.scoring.dialect import read_schema
 from evaluation.scoring.function_rewrites import with_sqlite_functions
-from evaluation.scoring.functions import (
-    UTF8MB3_COLLATION,
-    UTF8MB4_COLLATION,
-    as_text,
-    install_functions,
-    normalise_temporal,
-)
+from evaluation.scoring.functions import as_text, install_functions, normalise_temporal
 from evaluation.scoring.resolver import ColumnResolver, scope_sources
 from evaluation.scoring.sqltypes import SqlType, type_of_declared
 from evaluation.scoring.statements import Statement, parse_one, split_statements, statement_spans
@@ -138,13 +138,13 @@ def build_sqlite(dump_sql: str, target: Path, *, source: str = "mysql") -> Build
 
 
 def _report(conn: sqlite3.Connection) -> BuildReport:
+    types = read_schema(conn)
     tables = {}
     for (name,) in conn.execute(
         "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY rowid"
     ):
-        columns = conn.execute("SELECT name, type FROM pragma_table_info(?)", (name,)).fetchall()
         (rows,) = conn.execute(f"SELECT COUNT(*) FROM {_quote(name)}").fetchone()
-        tables[name] = TableInfo(name, tuple(ColumnInfo(*column) for column in columns), rows)
+        tables[name] = TableInfo(name, tuple(ColumnInfo(*column) for column in types[name].items()), rows)
     return BuildReport(tables)
 
 
@@ -168,6 +168,8 @@ class _SQLiteLoader:
 # --- MySQL tables as SQLite sees them ---------------------------------------------------------------------
 
 _INTEGER_TYPES = {"TINYINT", "SMALLINT", "MEDIUMINT", "INT", "BIGINT", "YEAR", "SERIAL", "BIT"}
+# Integer types that are UNSIGNED whatever is written: MySQL's arithmetic treats them so.
+_UNSIGNED_INTEGER_TYPES = {"YEAR", "SERIAL", "BIT"}
 _DECIMAL_TYPES = {"DECIMAL", "BIGDECIMAL", "NUMERIC"}
 _TEXT_TYPES = {"TEXT", "TINYTEXT", "MEDIUMTEXT", "LONGTEXT", "ENUM", "SET", "JSON"}
 _SIZED_TEXT_TYPES = {"CHAR", "VARCHAR", "NCHAR", "NVARCHAR"}
@@ -191,13 +193,16 @@ def _sqlite_type(kind: exp.DataType) -> str | None:
     params = [
         int(p.this.name) for p in kind.expressions if isinstance(p, exp.DataTypeParam) and p.this.is_int
     ]
-    # sqlglot spells UNSIGNED as a U prefix (UINT, UDECIMAL); the SQLite copy has no unsigned types.
-    if name.startswith("U") and name[1:] in _INTEGER_TYPES | _DECIMAL_TYPES | {"FLOAT", "DOUBLE"}:
+    # sqlglot spells UNSIGNED as a U prefix (UINT, UDECIMAL). An unsigned integer keeps the word, which
+    # SQLite reads as an integer type and MySQL's arithmetic needs (`sqltypes`); only an integer's matters.
+    unsigned = name.startswith("U") and name[1:] in _INTEGER_TYPES | _DECIMAL_TYPES | {"FLOAT", "DOUBLE"}
+    if unsigned:
         name = name[1:]
+    sign = " UNSIGNED" if unsigned or name in _UNSIGNED_INTEGER_TYPES else ""
     if name == "TINYINT" and params == [1]:
-        return "BOOLEAN"  # MySQL's BOOLEAN
+        return "BOOLEAN" + sign  # MySQL's BOOLEAN
     if name in _INTEGER_TYPES:
-        return "INTEGER"
+        return "INTEGER" + sign
     if name in _DECIMAL_TYPES:
         precision = params[0] if params else 10  # MySQL's DECIMAL is DECIMAL(10,0)
         scale = params[1] if len(params) > 1 else 0
@@ -230,6 +235,11 @@ class _Column:
     def type(self) -> SqlType | None:
         return type_of_declared(self.declared)
 
+    @property
+    def numbered_by_sqlite(self) -> bool:
+        """An AUTO_INCREMENT column SQLite numbers: only an INTEGER PRIMARY KEY AUTOINCREMENT can be."""
+        return self.auto_increment and self.declared == "INTEGER"
+
     def sql(self, *, inline_primary_key: bool) -> str:
         parts = [_quote(self.name), self.declared]
         if self.type is not None and self.type.kind == "text" and self.collation is not None:
@@ -237,7 +247,7 @@ class _Column:
         if self.not_null or inline_primary_key:
             parts.append("NOT NULL")
         if inline_primary_key:
-            parts.append("PRIMARY KEY AUTOINCREMENT" if self.auto_increment else "PRIMARY KEY")
+            parts.append("PRIMARY KEY AUTOINCREMENT" if self.numbered_by_sqlite else "PRIMARY KEY")
         if self.unique:
             parts.append("UNIQUE")
         if self.default is not None:
@@ -284,15 +294,19 @@ def sqlite_collation(charset: str | None, collation: str | None) -> str | None:
     """The SQLite collation of a text column with this MySQL character set and collation (the column's,
     else its table's), under MySQL 8.0's defaults; None for SQLite's BINARY.
 
-    A table that names neither has the server's default, utf8mb4 with utf8mb4_0900_ai_ci. A collation
-    given by name: _bin and _cs ones compare exactly, the UCA 9.0 (_0900_) and NO PAD ones as
-    utf8mb4_0900_ai_ci, the other _ci ones as utf8mb3_general_ci (PAD SPACE).
+    A collation of utf8mb4 or utf8mb3 is itself (`collations` registers each under its MySQL name). A table
+    that names neither has the server's default, utf8mb4 with utf8mb4_0900_ai_ci; a character set alone,
+    its default collation. Another character set's collation: _bin and _cs ones compare exactly, the
+    NO PAD ones as utf8mb4_0900_ai_ci, the other _ci ones as utf8mb3_general_ci (PAD SPACE).
     """
     if collation is not None:
+        known = canonical_collation(collation)
+        if known is not None:
+            return known
         name = collation.lower()
         if not name.endswith("_ci"):
             return None
-        return UTF8MB4_COLLATION if "_0900_" in name or "nopad" in name else UTF8MB3_COLLATION
+        return UTF8MB4_COLLATION if "nopad" in name else UTF8MB3_COLLATION
     if charset is None or charset.lower() == "utf8mb4":
         return UTF8MB4_COLLATION
     return None if charset.lower() == "binary" else UTF8MB3_COLLATION
@@ -372,8 +386,9 @@ class _MySQLLoader:
 
     def _apply_next_id(self, table: _Table) -> None:
         """MySQL's next id is max(AUTO_INCREMENT, max id + 1); SQLite's is max(seq, max id) + 1."""
-        if table.next_id is None or table.auto_increment_column is None:
-            return
+        auto = table.auto_increment_column
+        if table.next_id is None or auto is None or not auto.numbered_by_sqlite:
+            return  # `_numbered` reads table.next_id itself
         seq = table.next_id - 1
         updated = self._conn.execute(
             "UPDATE sqlite_sequence SET seq = MAX(seq, ?) WHERE name = ?", (seq, table.name)
@@ -421,12 +436,38 @@ class _MySQLLoader:
         rows = [
             _row(tuple_.expressions, columns, number) for number, tuple_ in enumerate(values.expressions, 1)
         ]
+        auto = table.auto_increment_column
+        if auto is not None and not auto.numbered_by_sqlite:
+            columns, rows = self._numbered(table, auto, columns, rows)
         verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE" if node.args.get("ignore") else "INSERT"
         column_list = ", ".join(_quote(column.name) for column in columns)
         placeholders = ", ".join("?" for _ in columns)
         self._conn.executemany(
             f"{verb} INTO {_quote(table.name)} ({column_list}) VALUES ({placeholders})", rows
         )
+
+    def _numbered(
+        self, table: _Table, auto: _Column, columns: list[_Column], rows: list[tuple[object, ...]]
+    ) -> tuple[list[_Column], list[tuple[object, ...]]]:
+        """The rows with the AUTO_INCREMENT numbers MySQL gives them: a row without one (NULL or 0) takes the
+        next, past both AUTO_INCREMENT=N and the largest number so far."""
+        if not any(column is auto for column in columns):
+            columns, rows = [*columns, auto], [(*row, None) for row in rows]
+        position = next(index for index, column in enumerate(columns) if column is auto)
+        (largest,) = self._conn.execute(
+            f"SELECT MAX({_quote(auto.name)}) FROM {_quote(table.name)}"
+        ).fetchone()
+        following = max(table.next_id or 1, (largest or 0) + 1)
+        numbered = []
+        for row in rows:
+            number = row[position]
+            if number is None:
+                number = following
+                row = (*row[:position], number, *row[position + 1 :])
+            if isinstance(number, int):
+                following = max(following, number + 1)
+            numbered.append(row)
+        return columns, numbered
 
     @staticmethod
     def _insert_column(table: _Table, name: str) -> _Column:

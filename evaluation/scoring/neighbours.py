@@ -42,7 +42,8 @@ from typing import Literal
 import sqlglot
 from sqlglot import exp
 
-from evaluation.scoring.functions import general_weight, normalise_temporal, uca_weight
+from evaluation.scoring.collations import general_weight, uca_weight
+from evaluation.scoring.functions import normalise_temporal
 from evaluation.scoring.schema_shape import ForeignKey, Shape, Table, read_shape
 from evaluation.scoring.statements import SQLGLOT_DIALECTS, check_source, split_statements, statement_spans
 

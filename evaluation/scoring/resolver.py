@@ -10,11 +10,14 @@ from sqlglot import exp
 from sqlglot.optimizer.scope import Scope
 
 from evaluation.scoring.function_rewrites import DATE_PART_NODES
+from evaluation.scoring.functions import BIGINT_MAX, BIGINT_UNSIGNED_MAX
 from evaluation.scoring.sqltypes import (
     DIV_PRECISION_INCREMENT,
     FLOAT,
     INTEGER,
+    LITERAL_TEXT,
     TEXT,
+    UNSIGNED_INTEGER,
     SqlType,
     type_of_declared,
 )
@@ -96,9 +99,12 @@ class ColumnResolver:
             return found.type if found else None
         if isinstance(node, exp.Literal):
             return _literal_type(node)
-        if isinstance(node, exp.Paren | exp.Neg | exp.Abs | exp.Min | exp.Max):
+        if isinstance(node, exp.Paren | exp.Abs | exp.Min | exp.Max):
             return self.type_of(node.this, scope)
-        if isinstance(node, exp.Add | exp.Sub | exp.Mul | exp.Div | exp.Mod):
+        if isinstance(node, exp.Neg):
+            operand = self.type_of(node.this, scope)
+            return INTEGER if operand is not None and operand.integer else operand  # -x is signed
+        if isinstance(node, exp.Add | exp.Sub | exp.Mul | exp.Div | exp.Mod | exp.IntDiv):
             return _arithmetic_type(
                 node, self.type_of(node.this, scope), self.type_of(node.expression, scope)
             )
@@ -108,9 +114,18 @@ class ColumnResolver:
             operand = self.type_of(node.this, scope)
             decimals = node.args.get("decimals")
             scale = int(decimals.name) if isinstance(decimals, exp.Literal) and decimals.is_int else 0
-            return SqlType("exact", max(scale, 0)) if operand and operand.kind == "exact" else operand
+            if operand is None or operand.kind != "exact" or operand.integer:
+                return operand  # an integer rounds to an integer of its own sign
+            return SqlType("exact", max(scale, 0))
+        if isinstance(node, exp.Ceil | exp.Floor):
+            operand = self.type_of(node.this, scope)
+            if operand is None or operand.integer:
+                return operand or INTEGER
+            return INTEGER if operand.kind == "exact" else FLOAT
         if isinstance(node, exp.Cast):
             return type_of_declared(node.to.sql(dialect=SQLGLOT_DIALECTS["mysql"]))
+        if isinstance(node, exp.Anonymous):
+            return _CALL_TYPES.get(node.name.upper())
         return next((_FIXED_TYPES[cls] for cls in type(node).__mro__ if cls in _FIXED_TYPES), None)
 
 
@@ -143,12 +158,31 @@ def _alias_named(scope: Scope, name: str, column: exp.Column) -> exp.Expr | None
 
 def _literal_type(node: exp.Literal) -> SqlType:
     if node.is_string:
-        return TEXT
+        return LITERAL_TEXT
     text = node.name.lower()
-    return FLOAT if "e" in text else SqlType("exact", len(text.partition(".")[2]))
+    if "e" in text:
+        return FLOAT
+    if text.isdigit():  # a signed BIGINT, else a BIGINT UNSIGNED, else a DECIMAL
+        value = int(text)
+        if value <= BIGINT_MAX:
+            return INTEGER
+        return UNSIGNED_INTEGER if value <= BIGINT_UNSIGNED_MAX else SqlType("exact")
+    return SqlType("exact", len(text.partition(".")[2]))
 
 
 def _arithmetic_type(node: exp.Expr, left: SqlType | None, right: SqlType | None) -> SqlType | None:
+    if (
+        left is not None
+        and right is not None
+        and left.integer
+        and right.integer
+        and not isinstance(node, exp.Div)
+    ):
+        # BIGINT arithmetic, unsigned when an operand is (MOD: when the dividend is).
+        unsigned = left.unsigned if isinstance(node, exp.Mod) else left.unsigned or right.unsigned
+        return UNSIGNED_INTEGER if unsigned else INTEGER
+    if isinstance(node, exp.IntDiv):
+        return INTEGER  # DIV gives a BIGINT whatever it divides
     if left is None or right is None:
         return None
     if left.kind != "exact" or right.kind != "exact":
@@ -170,6 +204,13 @@ def _aggregate_type(node: exp.Expr, operand: SqlType | None) -> SqlType | None:
     return SqlType("exact", operand.scale + extra)
 
 
+# The type of what these MySQL functions compute (sqlglot reads them as calls by name).
+_CALL_TYPES: dict[str, SqlType] = {
+    **dict.fromkeys(("TO_DAYS", "TO_SECONDS", "PERIOD_ADD", "PERIOD_DIFF", "YEARWEEK"), INTEGER),
+    **dict.fromkeys(("FROM_DAYS", "MAKEDATE"), SqlType("date")),
+    "CRC32": UNSIGNED_INTEGER,
+}
+
 # The type of what these compute, whatever their arguments.
 _FIXED_TYPES: dict[type, SqlType] = {
     **dict.fromkeys(
@@ -179,9 +220,8 @@ _FIXED_TYPES: dict[type, SqlType] = {
             exp.DateDiff,
             exp.TimestampDiff,
             exp.Length,
-            exp.Ceil,
-            exp.Floor,
-            exp.IntDiv,
+            exp.Week,
+            exp.WeekOfYear,
             exp.Boolean,
             exp.Extract,
             exp.Predicate,
@@ -190,6 +230,20 @@ _FIXED_TYPES: dict[type, SqlType] = {
     ),
     **dict.fromkeys(
         (exp.Concat, exp.ConcatWs, exp.Upper, exp.Lower, exp.Substring, exp.Trim, exp.GroupConcat), TEXT
+    ),
+    # The bit operators and hexadecimal and bit literals are BIGINT UNSIGNED in arithmetic.
+    **dict.fromkeys(
+        (
+            exp.BitwiseAnd,
+            exp.BitwiseOr,
+            exp.BitwiseXor,
+            exp.BitwiseNot,
+            exp.BitwiseLeftShift,
+            exp.BitwiseRightShift,
+            exp.HexString,
+            exp.BitString,
+        ),
+        UNSIGNED_INTEGER,
     ),
     exp.TsOrDsToDate: SqlType("date"),
     exp.CurrentDate: SqlType("date"),

@@ -16,7 +16,7 @@ import resource
 import sqlite3
 import time
 
-from evaluation.scoring.functions import LIKE_PATTERN_MAX_CHARS, install_functions
+from evaluation.scoring.functions import LIKE_PATTERN_MAX_CHARS, install_functions, raised_error
 
 # For the type checker only: importing typing would slow the child's start, which every submission waits for.
 TYPE_CHECKING = False
@@ -50,6 +50,7 @@ _ALLOWED_ACTIONS = frozenset(
 _DENIED_FUNCTIONS = frozenset({"load_extension", "fts3_tokenizer"})
 _SYNTAX_MARKERS = ("syntax error", "incomplete input", "unrecognized token", "one statement at a time")
 _LIMIT_MARKERS = ("too large", "too many", "too big", "too complex", "stack overflow", "at most")
+_FUNCTION_FAILED = "user-defined function raised exception"
 
 
 def send_message(fd: int, payload: bytes) -> None:
@@ -172,6 +173,7 @@ class _Worker:
 
     def run(self, uri: str, sql: str, seconds: float) -> _Answer:
         started = time.perf_counter()
+        raised_error()  # an error a function raised in an earlier query is not this one's
         try:
             connection = self.connection(uri)
             self.arm_cpu_backstop(seconds + self.kill_grace_seconds)
@@ -186,7 +188,7 @@ class _Worker:
                 return _failure("resource_limit", too_much, started)
             return ("ok", columns, tuple(rows), None, time.perf_counter() - started, False)
         except sqlite3.Error as exc:
-            outcome, message = _classify(exc)
+            outcome, message = _classify(exc, raised_error())
             static = outcome != "timeout" and self.compile_error(uri, sql) == str(exc)
             return _failure(outcome, message, started, static=static)
         except MemoryError:
@@ -281,12 +283,16 @@ def _failure(outcome: str, message: str, started: float, *, static: bool = False
     return (outcome, (), (), message[:MAX_ERROR_CHARS], time.perf_counter() - started, static)
 
 
-def _classify(exc: sqlite3.Error) -> tuple[str, str]:
+def _classify(exc: sqlite3.Error, raised: str | None) -> tuple[str, str]:
     """syntax_error: SQLite cannot read the text as one statement; timeout: the progress handler stopped
     it; resource_limit: a size or depth limit was hit; runtime_error: the rest (unknown tables or columns,
-    statements that are not reads, errors while running)."""
+    statements that are not reads, errors while running, among them MySQL's own that a function of
+    `functions` `raised`, with MySQL's message in place of SQLite's "user-defined function raised
+    exception")."""
     name = getattr(exc, "sqlite_errorname", None)
     message = str(exc)
+    if raised is not None and message == _FUNCTION_FAILED:
+        return "runtime_error", raised
     if name == "SQLITE_INTERRUPT":
         return "timeout", "the query ran past its time budget"
     if name == "SQLITE_AUTH" or "not authorized" in message:

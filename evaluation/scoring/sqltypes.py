@@ -6,6 +6,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from evaluation.scoring.collations import collation_charset
+
 # What a value is for MySQL's comparison and arithmetic rules (see SqlType).
 SqlKind = Literal["text", "date", "datetime", "time", "exact", "float"]
 
@@ -18,11 +20,15 @@ class SqlType:
     """What a value is for MySQL's comparison and arithmetic rules.
 
     kind is "text", "date", "datetime", "time", "exact" (integers and DECIMAL, with `scale` decimals)
-    or "float" (FLOAT, DOUBLE).
+    or "float" (FLOAT, DOUBLE). An exact `integer` is computed with BIGINT arithmetic, signed or `unsigned`
+    (DECIMAL(10,0) is exact, but no integer); text has its `charset` ("utf8mb4", "utf8mb3") when known.
     """
 
     kind: SqlKind
     scale: int = 0
+    integer: bool = False
+    unsigned: bool = False
+    charset: str | None = None
 
     @property
     def is_number(self) -> bool:
@@ -36,7 +42,11 @@ class SqlType:
 TEMPORAL_KINDS: tuple[SqlKind, ...] = ("date", "datetime", "time")
 TEXT = SqlType("text")
 FLOAT = SqlType("float")
-INTEGER = SqlType("exact")
+INTEGER = SqlType("exact", integer=True)
+UNSIGNED_INTEGER = SqlType("exact", integer=True, unsigned=True)
+# MySQL's connection character set, a string literal's: utf8mb4 for a MySQL 8.0 client.
+CONNECTION_CHARSET = "utf8mb4"
+LITERAL_TEXT = SqlType("text", charset=CONNECTION_CHARSET)
 _DECLARED_KINDS: dict[str, SqlKind] = {
     "DATE": "date",
     "DATETIME": "datetime",
@@ -55,8 +65,16 @@ _DECLARED_KINDS: dict[str, SqlKind] = {
 }
 
 
+# Integer types that are unsigned whatever is written (MySQL's YEAR is a TINYINT UNSIGNED, SERIAL a BIGINT
+# UNSIGNED, BIT reads as an unsigned number); UNSIGNED is CAST's.
+_UNSIGNED_BASES = ("BIT", "YEAR", "SERIAL", "UNSIGNED")
+_UNSIGNED = re.compile(r"\b(UNSIGNED|ZEROFILL)\b", re.IGNORECASE)
+_COLLATE = re.compile(r"\bCOLLATE\s+[\"`']?(\w+)", re.IGNORECASE)
+
+
 def type_of_declared(declared: str) -> SqlType | None:
-    """The type of a column declared as `declared` (MySQL or SQLite spelling), None when unknown."""
+    """The type of a column declared as `declared` (MySQL or SQLite spelling, with the column's collation,
+    if any, as `dialect.read_schema` gives it), None when unknown."""
     match = re.match(r"\s*(\w+)[^(]*(?:\((\s*\d+)?\s*(?:,\s*(\d+))?)?", declared)
     if match is None:
         return None
@@ -64,10 +82,17 @@ def type_of_declared(declared: str) -> SqlType | None:
     kind = _DECLARED_KINDS.get(base)
     if kind == "exact":
         return SqlType("exact", int(match.group(3) or 0))
+    if kind == "text":
+        return _text(declared)
     if kind is not None:
         return SqlType(kind)
-    if "INT" in base or base in ("BOOL", "BOOLEAN", "BIT", "YEAR", "SERIAL", "SIGNED", "UNSIGNED"):
-        return INTEGER
+    if "INT" in base or base in ("BOOL", "BOOLEAN", "SIGNED", *_UNSIGNED_BASES):
+        return UNSIGNED_INTEGER if base in _UNSIGNED_BASES or _UNSIGNED.search(declared) else INTEGER
     if "CHAR" in base or "TEXT" in base or "CLOB" in base:
-        return TEXT
+        return _text(declared)
     return None
+
+
+def _text(declared: str) -> SqlType:
+    collation = _COLLATE.search(declared)
+    return SqlType("text", charset=collation_charset(collation.group(1)) if collation else None)

@@ -154,7 +154,26 @@ def parse_statement(statement: Statement, *, source: str) -> exp.Expr:
         raise  # too deep to read: the scorer calls it a resource limit, not a syntax error
     except Exception:  # sqlglot's parser trips on some malformed text (TypeError, ...): unreadable
         raise TranspileError(f"cannot parse the query as {source}") from None
+    if source == "mysql" and "TO_DAYS" in statement.text.upper():
+        _read_to_days_as_written(tree)
     return tree
+
+
+def _read_to_days_as_written(tree: exp.Expr) -> None:
+    """sqlglot reads MySQL's TO_DAYS(x) as (DATEDIFF(x, '0000-01-01') + 1), which needs a date of year 0:
+    neither SQLite nor Python reckons that year as MySQL does (365 days), so the call is put back."""
+    for node in list(tree.find_all(exp.DateDiff)):
+        start, plus, paren = node.expression, node.parent, node.parent and node.parent.parent
+        if (
+            isinstance(node.this, exp.TsOrDsToDate)
+            and isinstance(start, exp.TsOrDsToDate)
+            and start.this == exp.Literal.string("0000-01-01")
+            and isinstance(plus, exp.Add)
+            and plus.this is node
+            and plus.expression == exp.Literal.number(1)
+            and isinstance(paren, exp.Paren)
+        ):
+            paren.replace(exp.Anonymous(this="TO_DAYS", expressions=[node.this.this]))
 
 
 def first_line(error: Exception) -> str:

@@ -9,7 +9,17 @@ expressions (from `resolver.ColumnResolver`):
   value is used; inside further arithmetic or ROUND, MySQL keeps more digits (`1/3*3` is 1.0000,
   `ROUND(1/3, 6)` 0.333333): the outermost arithmetic is rounded to its own scale instead;
 - a DATE, DATETIME or TIME compared with a number is compared as a number (`d >= 19900101`, as
-  `CAST(STRFTIME('%Y%m%d', d) AS INTEGER)`).
+  `CAST(STRFTIME('%Y%m%d', d) AS INTEGER)`);
+- `+`, `-`, `*` and DIV of two integers are MySQL's BIGINT arithmetic (`functions`' MYSQL_BIGINT): unsigned
+  when an operand is (an UNSIGNED column, CAST(... AS UNSIGNED), a literal above 2^63 - 1, a bit operator),
+  and error 1690 when the result leaves the range, as the query runs: whether it does depends on the data;
+- CAST(... AS SIGNED | UNSIGNED) rounds as MySQL does (MYSQL_CAST_INTEGER: a DECIMAL half away from zero,
+  a DOUBLE half to even, a string by its leading integer), and reads a date as its number (20240229);
+- `expr COLLATE name` takes a collation of MySQL 8.0 (`collations`), of the expression's character set
+  when it is known (a string literal's is utf8mb4, a column's its table's): otherwise the query is
+  refused as MySQL refuses it, error 1273 or 1253, before it runs; a number is collated as its text; a
+  string literal compared with an expression that has an explicit COLLATE takes that collation, not the
+  default.
 
 Every change is planned on the untouched tree (types need it), then applied.
 """
@@ -19,15 +29,26 @@ from __future__ import annotations
 from sqlglot import exp
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
-from evaluation.scoring.functions import UTF8MB4_COLLATION, normalise_temporal, read_moment
+from evaluation.scoring.collations import UTF8MB4_COLLATION, canonical_collation, collation_charset
+from evaluation.scoring.function_rewrites import call
+from evaluation.scoring.functions import normalise_temporal, read_moment
 from evaluation.scoring.resolver import ColumnResolver
-from evaluation.scoring.sqltypes import SqlType
+from evaluation.scoring.sqltypes import CONNECTION_CHARSET, SqlType
+from evaluation.scoring.statements import SQLGLOT_DIALECTS, TranspileError
 
 _ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod, exp.Neg)
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ)
+# The integer operators of MYSQL_BIGINT, as its first argument names them.
+_BIGINT_OPERATORS: dict[type[exp.Expr], str] = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.IntDiv: "DIV"}
+# The longest expression text an error 1690 quotes: each integer operator carries its own, so a long
+# chain of them would otherwise grow the SQL with the square of its length.
+_QUOTED_CHARS = 100
+# What CAST(... AS SIGNED) and CAST(... AS UNSIGNED) read as (sqlglot's names).
+_INTEGER_CASTS = {exp.DType.BIGINT: False, exp.DType.UBIGINT: True}
 # Building a type parses its name: this is built once, and copied.
 _REAL_TYPE = exp.DataType.build("REAL")
 _INTEGER_TYPE = exp.DataType.build("INTEGER")
+_TEXT_TYPE = exp.DataType.build("TEXT")
 
 
 def rewrite_by_types(tree: exp.Expr, resolver: ColumnResolver) -> None:
@@ -59,6 +80,10 @@ class _Rewriter:
         self._roundings: list[tuple[exp.Expr, int]] = []
         self._literals: list[tuple[exp.Literal, str]] = []
         self._numbers: list[tuple[exp.Expr, str]] = []
+        self._bigints: list[tuple[exp.Expr, str, str, str]] = []  # node, operator, signs, its text
+        self._integer_casts: list[tuple[exp.Expr, bool, bool]] = []  # a CAST, unsigned, exact
+        self._named_collations: list[tuple[exp.Expr, str]] = []  # a COLLATE, the collation's MySQL name
+        self._number_texts: list[tuple[exp.Expr, SqlType]] = []  # a number under COLLATE, its type
 
     def plan(self, tree: exp.Expr) -> None:
         for scope in traverse_scope(tree):
@@ -75,6 +100,12 @@ class _Rewriter:
                     )
                 elif kind == "rounding":
                     self._plan_rounding(scope, node)
+                elif kind == "integer":
+                    self._plan_integer_arithmetic(scope, node)
+                elif kind == "cast":
+                    self._plan_integer_cast(scope, node)
+                elif kind == "collate":
+                    self._plan_collate(scope, node)
 
     def apply(self) -> None:
         for literal, text in self._literals:
@@ -90,6 +121,19 @@ class _Rewriter:
             _wrap(node, exp.Collate, expression=exp.Var(this=UTF8MB4_COLLATION))
         for node, scale in self._roundings:
             _wrap(node, exp.Round, decimals=exp.Literal.number(scale))
+        for node, number in self._number_texts:
+            placeholder = exp.Placeholder()
+            node.replace(placeholder)
+            placeholder.replace(_as_text(node, number))
+        for collate, name in self._named_collations:
+            collate.set("expression", exp.Var(this=name))
+        for cast, unsigned, exact in self._integer_casts:
+            flags = (exp.Literal.number(int(unsigned)), exp.Literal.number(int(exact)))
+            cast.replace(call("MYSQL_CAST_INTEGER", cast.this, *flags))
+        for node, operator, signs, text in self._bigints:
+            left, right = node.this, node.expression
+            flags = (exp.Literal.string(signs), exp.Literal.string(text))
+            node.replace(call("MYSQL_BIGINT", exp.Literal.string(operator), left, right, *flags))
 
     def _plan_comparison(
         self, scope: Scope, left: exp.Expr, others: list[exp.Expr], *, symmetric: bool
@@ -116,8 +160,14 @@ class _Rewriter:
         if symmetric and other_types[0] is not None and other_types[0].is_temporal:
             self._plan_temporal_literals(other_types[0], [left])
         strings = [node for node in (left, *others) if isinstance(node, exp.Literal) and node.is_string]
-        # Text columns carry their collation; other text expressions need it to compare as MySQL does.
-        if strings and not isinstance(left, exp.Column) and (left_type is None or left_type.kind == "text"):
+        # Text columns carry their collation; other text expressions need it to compare as MySQL does,
+        # unless the query names one: an explicit COLLATE wins in MySQL, and would lose to ours in SQLite.
+        if (
+            strings
+            and not isinstance(left, exp.Column)
+            and (left_type is None or left_type.kind == "text")
+            and not any(isinstance(node.unnest(), exp.Collate) for node in (left, *others))
+        ):
             self._collations.append(left)
 
     def _plan_temporal_literals(self, column_type: SqlType | None, others: list[exp.Expr]) -> None:
@@ -147,6 +197,58 @@ class _Rewriter:
         if result is not None and result.kind == "exact":
             self._roundings.append((node, result.scale))
 
+    def _plan_integer_arithmetic(self, scope: Scope, node: exp.Expr) -> None:
+        left = self._resolver.type_of(node.this, scope)
+        right = self._resolver.type_of(node.expression, scope)
+        if left is None or right is None or not (left.integer and right.integer):
+            return
+        signs = ("u" if left.unsigned else "s") + ("u" if right.unsigned else "s")
+        self._bigints.append((node, _BIGINT_OPERATORS[type(node)], signs, _quoted(node)))
+
+    def _plan_integer_cast(self, scope: Scope, node: exp.Expr) -> None:
+        unsigned = _INTEGER_CASTS.get(node.args["to"].this)
+        if unsigned is None:
+            return
+        operand = self._resolver.type_of(node.this, scope)
+        if _is_temporal(operand):
+            self._numbers.append((node.this, _NUMBER_FORMATS[operand.kind]))  # type: ignore[union-attr]  # _is_temporal holds of a known type only
+            return
+        self._integer_casts.append((node, unsigned, operand is None or operand.kind != "float"))
+
+    def _plan_collate(self, scope: Scope, node: exp.Expr) -> None:
+        written = node.expression.name
+        charset = collation_charset(written)
+        if charset is None:
+            raise TranspileError(f"Unknown collation: '{written}' (MySQL error 1273)")
+        operand = self._resolver.type_of(node.this, scope)
+        if operand is not None and operand.is_number:
+            # MySQL collates a number as its text, in the connection's character set ('10' < '9').
+            self._number_texts.append((node.this, operand))
+            expected: str | None = CONNECTION_CHARSET
+        else:
+            expected = operand.charset if operand is not None and operand.kind == "text" else None
+        name = canonical_collation(written)
+        # The copies hold utf8mb4 and utf8mb3 text only: where the operand's is unknown, either is taken.
+        if name is None or (expected is not None and expected != charset):
+            raise TranspileError(
+                f"COLLATION '{written}' is not valid for CHARACTER SET '{expected or CONNECTION_CHARSET}' "
+                "(MySQL error 1253)"
+            )
+        self._named_collations.append((node, name))
+
+
+def _as_text(node: exp.Expr, number: SqlType) -> exp.Expr:
+    """A number as MySQL writes it: a DECIMAL with all the digits of its scale (9.50), which SQLite drops."""
+    if number.kind == "exact" and number.scale > 0 and not number.integer:
+        return call("PRINTF", exp.Literal.string(f"%.{number.scale}f"), node)
+    return exp.Cast(this=node, to=_TEXT_TYPE.copy())
+
+
+def _quoted(node: exp.Expr) -> str:
+    """An expression as MySQL's error message quotes it: its text in parentheses, cut short."""
+    text = f"({node.sql(dialect=SQLGLOT_DIALECTS['mysql'])})"
+    return text if len(text) <= _QUOTED_CHARS else text[: _QUOTED_CHARS - 3] + "..."
+
 
 def _is_temporal(sql_type: SqlType | None) -> bool:
     return sql_type is not None and sql_type.is_temporal
@@ -162,8 +264,9 @@ def _is_text(sql_type: SqlType | None) -> bool:
 
 class _KindOfClass(dict[type, str | None]):
     """What `_Rewriter.plan` does with a node of a class: "comparison", "in", "between", "rounding" (a
-    division or AVG), or None (nothing). Each class is classified when first met: isinstance tests against
-    several of sqlglot's classes, at each node of each query, cost more than the lookup."""
+    division or AVG), "integer" (an integer operator), "cast", "collate", or None (nothing). Each class is
+    classified when first met: isinstance tests against several of sqlglot's classes, at each node of each
+    query, cost more than the lookup."""
 
     def __missing__(self, cls: type) -> str | None:
         kind: str | None = None
@@ -175,6 +278,12 @@ class _KindOfClass(dict[type, str | None]):
             kind = "between"
         elif issubclass(cls, exp.Div | exp.Avg):
             kind = "rounding"
+        elif cls in _BIGINT_OPERATORS:
+            kind = "integer"
+        elif issubclass(cls, exp.Cast):
+            kind = "cast"
+        elif issubclass(cls, exp.Collate):
+            kind = "collate"
         self[cls] = kind
         return kind
 

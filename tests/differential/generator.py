@@ -339,6 +339,14 @@ def where_true_equals_one(tree: exp.Expr, text: str) -> str | None:
     return _mysql(tree)
 
 
+def datediff_as_to_days(tree: exp.Expr, text: str) -> str | None:
+    """DATEDIFF(a, b) written the old way, as a difference of day numbers: TO_DAYS(a) - TO_DAYS(b)."""
+    node = _first(tree, exp.DateDiff)
+    if node is None:
+        return None
+    return _splice(tree, node, f"(TO_DAYS({_mysql(node.this)}) - TO_DAYS({_mysql(node.expression)}))")
+
+
 def derived_table(tree: exp.Expr, text: str) -> str | None:
     """The gold as a derived table; skipped when it orders without LIMIT (a derived table's ORDER BY is
     not kept by MySQL, so the order would be the engine's choice)."""
@@ -555,6 +563,26 @@ def cast_as_integer(tree: exp.Expr, text: str) -> str | None:
     return _splice(tree, node, f"CAST({_mysql(node)} AS INTEGER)")
 
 
+def fetch_first(tree: exp.Expr, text: str) -> str | None:
+    """`LIMIT n` as the standard's `FETCH FIRST n ROWS ONLY`, which MariaDB reads and MySQL does not."""
+    if not isinstance(tree, (exp.Select, exp.SetOperation)) or tree.args.get("offset") is not None:
+        return None
+    limit = tree.args.get("limit")
+    if limit is None:
+        return None
+    count = _mysql(limit.expression)
+    tree.set("limit", None)
+    return f"{_mysql(tree)} FETCH FIRST {count} ROWS ONLY"
+
+
+def oracle_nvl(tree: exp.Expr, text: str) -> str | None:
+    """Oracle's NVL(x, y) for IFNULL, which MariaDB reads and MySQL does not: a projection as NVL(p, NULL)."""
+    projection = _projection(tree)
+    if projection is None:
+        return None
+    return _splice(tree, projection, f"NVL({_mysql(projection)}, NULL)")
+
+
 def full_outer_join(tree: exp.Expr, text: str) -> str | None:
     for join in tree.find_all(exp.Join, bfs=True):
         if join.args.get("on"):
@@ -719,6 +747,96 @@ def null_safe_equal(tree: exp.Expr, text: str) -> str | None:
     return _splice(tree, node, f"({_mysql(node.this)} <=> {_mysql(node.expression)})")
 
 
+def unsigned_count_difference(tree: exp.Expr, text: str) -> str | None:
+    """COUNT(*) as CAST(COUNT(*) AS UNSIGNED) - CAST(20 AS UNSIGNED) + 20: the same number, unless the count
+    is below 20, where MySQL's unsigned subtraction fails (ERROR 1690) as the query runs."""
+    node = _first(tree, exp.Count)
+    if node is None:
+        return None
+    count = _mysql(node)
+    return _splice(tree, node, f"(CAST({count} AS UNSIGNED) - CAST(20 AS UNSIGNED) + 20)")
+
+
+def difference_compared_with_zero(tree: exp.Expr, text: str) -> str | None:
+    """`x > 5` as `x - 5 > 0` (any order comparison with a number): the same rows, unless x is UNSIGNED and
+    below 5 on a row MySQL computes it for, where the unsigned subtraction fails (ERROR 1690)."""
+    for node in tree.find_all(*_ORDER_OPERATORS, bfs=True):
+        number = node.expression
+        if isinstance(number, exp.Literal) and not number.is_string:
+            operator = _ORDER_OPERATORS[type(node)]
+            return _splice(tree, node, f"({_mysql(node.this)} - {_mysql(number)}) {operator} 0")
+    return None
+
+
+_ORDER_OPERATORS: dict[type[exp.Expr], str] = {exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<="}
+
+
+def _string_comparison(tree: exp.Expr) -> exp.Literal | None:
+    """The first string literal compared with `=` or `<>` (the comparisons a COLLATE may change)."""
+    for node in tree.find_all(exp.Literal, bfs=True):
+        if node.is_string and isinstance(node.parent, (exp.EQ, exp.NEQ)):
+            return node
+    return None
+
+
+def _collate_literal(tree: exp.Expr, collation: str) -> str | None:
+    node = _string_comparison(tree)
+    if node is None:
+        return None
+    return _splice(tree, node, f"{_mysql(node)} COLLATE {collation}")
+
+
+def literal_collate_general_ci(tree: exp.Expr, text: str) -> str | None:
+    """A compared string literal under utf8mb4_general_ci: PAD SPACE, 'ß' = 's', one letter for one."""
+    return _collate_literal(tree, "utf8mb4_general_ci")
+
+
+def literal_collate_bin(tree: exp.Expr, text: str) -> str | None:
+    """A compared string literal under utf8mb4_bin: case and accents count."""
+    return _collate_literal(tree, "utf8mb4_bin")
+
+
+def literal_collate_0900_as_cs(tree: exp.Expr, text: str) -> str | None:
+    """A compared string literal under utf8mb4_0900_as_cs, a collation of MySQL 8.0 that MariaDB lacks."""
+    return _collate_literal(tree, "utf8mb4_0900_as_cs")
+
+
+def literal_collate_utf8mb3(tree: exp.Expr, text: str) -> str | None:
+    """A compared string literal (utf8mb4, the connection's) under a utf8mb3 collation: ERROR 1253."""
+    return _collate_literal(tree, "utf8_general_ci")
+
+
+def order_collate_unicode_ci(tree: exp.Expr, text: str) -> str | None:
+    """The first ORDER BY key under utf8mb4_unicode_ci: a utf8mb3 column refuses it (ERROR 1253), a
+    number is ordered as its text. Only a column's name: not a position (ORDER BY 2), which COLLATE would
+    make a constant, nor an output alias, which an expression may not name when it stands for an
+    aggregate (MariaDB's error 1247), a rule this one does not probe."""
+    node = _first(tree, exp.Ordered)
+    aliases = {alias.alias.lower() for alias in tree.find_all(exp.Alias)}
+    if node is None or not isinstance(node.this, exp.Column) or node.this.name.lower() in aliases:
+        return None
+    return _splice(tree, node.this, f"{_mysql(node.this)} COLLATE utf8mb4_unicode_ci")
+
+
+def _where_also(tree: exp.Expr, condition: str) -> str | None:
+    """The top query with `condition` as one more conjunct of its WHERE."""
+    select = _top_select(tree)
+    if select is None:
+        return None
+    select.where(sqlglot.parse_one(condition, read="mysql"), copy=False)
+    return _mysql(tree)
+
+
+def division_by_zero_is_null(tree: exp.Expr, text: str) -> str | None:
+    """ERROR_FOR_DIVISION_BY_ZERO only warns in a SELECT: 1 / 0 is NULL, so the conjunct holds."""
+    return _where_also(tree, "1 / 0 IS NULL")
+
+
+def zero_date_is_null(tree: exp.Expr, text: str) -> str | None:
+    """NO_ZERO_DATE (MySQL 8.0's default): STR_TO_DATE of the zero date is NULL, so the conjunct holds."""
+    return _where_also(tree, "STR_TO_DATE('00/00/0000', '%d/%m/%Y') IS NULL")
+
+
 def group_concat_order(tree: exp.Expr, text: str) -> str | None:
     """GROUP_CONCAT's ORDER BY dropped (the engine's order) or, without one, a descending order added."""
     node = _first(tree, exp.GroupConcat)
@@ -808,6 +926,7 @@ RULES: dict[str, tuple[str, Rule]] = {
     "order_by_position": (EQUIVALENT, order_by_position),
     "where_true_equals_one": (EQUIVALENT, where_true_equals_one),
     "derived_table": (EQUIVALENT, derived_table),
+    "datediff_as_to_days": (EQUIVALENT, datediff_as_to_days),
     "comparison_flipped": (NEAR_MISS, comparison_flipped),
     "literal_changed": (NEAR_MISS, literal_changed),
     "conjunct_dropped": (NEAR_MISS, conjunct_dropped),
@@ -827,6 +946,8 @@ RULES: dict[str, tuple[str, Rule]] = {
     "cast_as_text": (DIALECT, cast_as_text),
     "cast_as_integer": (DIALECT, cast_as_integer),
     "full_outer_join": (DIALECT, full_outer_join),
+    "fetch_first": (DIALECT, fetch_first),
+    "oracle_nvl": (DIALECT, oracle_nvl),
     "is_not_distinct_from": (DIALECT, is_not_distinct_from),
     "double_quoted_identifier": (DIALECT, double_quoted_identifier),
     "sqlite_iif": (DIALECT, sqlite_iif),
@@ -835,6 +956,15 @@ RULES: dict[str, tuple[str, Rule]] = {
     "accent_insensitive_literal": (MYSQL_TRAP, accent_insensitive_literal),
     "trailing_space_literal": (MYSQL_TRAP, trailing_space_literal),
     "length_bytes": (MYSQL_TRAP, length_bytes),
+    "unsigned_count_difference": (MYSQL_TRAP, unsigned_count_difference),
+    "difference_compared_with_zero": (MYSQL_TRAP, difference_compared_with_zero),
+    "literal_collate_general_ci": (MYSQL_TRAP, literal_collate_general_ci),
+    "literal_collate_bin": (MYSQL_TRAP, literal_collate_bin),
+    "literal_collate_0900_as_cs": (MYSQL_TRAP, literal_collate_0900_as_cs),
+    "literal_collate_utf8mb3": (MYSQL_TRAP, literal_collate_utf8mb3),
+    "order_collate_unicode_ci": (MYSQL_TRAP, order_collate_unicode_ci),
+    "division_by_zero_is_null": (MYSQL_TRAP, division_by_zero_is_null),
+    "zero_date_is_null": (MYSQL_TRAP, zero_date_is_null),
     "integer_division": (MYSQL_TRAP, integer_division),
     "date_as_number": (MYSQL_TRAP, date_as_number),
     "number_as_string": (MYSQL_TRAP, number_as_string),

@@ -40,12 +40,36 @@ MIN_AGREEMENT = 0.995
 DOCUMENTED_DIFFERENCES: dict[str, tuple[str, frozenset[str]]] = {
     "trailing_space_literal": (
         "MariaDB's utf8mb4_general_ci pads with spaces (PAD SPACE); MySQL 8.0's default utf8mb4 collation, "
-        "utf8mb4_0900_ai_ci, is NO PAD, so there 'x' <> 'x  '. Not excused on the databases whose dumps "
-        "declare utf8 (utf8mb3) tables, whose MySQL 8.0 collation pads as MariaDB's does.",
+        "utf8mb4_0900_ai_ci, is NO PAD, so there 'x' <> 'x  ' (MySQL 8.0 Reference Manual, 'Trailing Space "
+        "Handling in Comparisons'). Not excused on the databases whose dumps declare utf8 (utf8mb3) tables, "
+        "whose MySQL 8.0 collation pads as MariaDB's does.",
         frozenset({"coronavirus", "farmacia"}),
     ),
     "cast_as_integer": (
-        "MariaDB accepts CAST(... AS INTEGER); MySQL 8.0 knows only SIGNED [INTEGER] and refuses it.",
+        "MariaDB accepts CAST(... AS INTEGER); MySQL 8.0 knows only SIGNED [INTEGER] and refuses it "
+        "(MySQL 8.0 Reference Manual, 'Cast Functions and Operators': the types CAST takes).",
+        frozenset(),
+    ),
+    "fetch_first": (
+        "MariaDB reads FETCH FIRST n ROWS ONLY; MySQL 8.0 limits rows with LIMIT only and refuses it (MySQL "
+        "8.0 Reference Manual, 'SELECT Statement': the syntax of a SELECT).",
+        frozenset(),
+    ),
+    "oracle_nvl": (
+        "MariaDB has NVL() as a synonym of IFNULL(); MySQL 8.0 has no NVL() and refuses the call (MySQL 8.0 "
+        "Reference Manual, 'Built-In Function and Operator Reference'; 'Flow Control Functions': IFNULL).",
+        frozenset(),
+    ),
+    "literal_collate_0900_as_cs": (
+        "MariaDB 10.11 has no utf8mb4_0900_* collation (error 1273); MySQL 8.0 accepts utf8mb4_0900_as_cs, "
+        "one of its utf8mb4 collations (MySQL 8.0 Reference Manual, 'Unicode Character Sets').",
+        frozenset(),
+    ),
+    "zero_date_is_null": (
+        "MariaDB's default sql_mode lacks NO_ZERO_DATE and returns '0000-00-00'; MySQL 8.0's has it, and "
+        "'if the NO_ZERO_DATE SQL mode is enabled, zero dates are disallowed. In that case, STR_TO_DATE() "
+        "returns NULL' (MySQL 8.0 Reference Manual, 'Date and Time Functions', STR_TO_DATE; 'Server SQL "
+        "Modes').",
         frozenset(),
     ),
     "any_value": (

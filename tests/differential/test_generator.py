@@ -128,6 +128,12 @@ def test_a_gold_sqlglot_cannot_read_still_gets_its_text_rules():
         ("sqlite_limit_minus_one", "SELECT a FROM t", "SELECT a FROM t LIMIT -1"),
         ("double_quoted_identifier", "SELECT a FROM t", 'SELECT "a" FROM t'),
         ("tsql_top", "SELECT a FROM t ORDER BY a LIMIT 1", "SELECT TOP 1 a FROM t ORDER BY a"),
+        (
+            "fetch_first",
+            "SELECT a FROM t ORDER BY a LIMIT 3",
+            "SELECT a FROM t ORDER BY a FETCH FIRST 3 ROWS ONLY",
+        ),
+        ("oracle_nvl", "SELECT a, b FROM t", "SELECT NVL(a, NULL), b FROM t"),
         ("case_insensitive_literal", "SELECT a FROM t WHERE b = 'Roma'", "SELECT a FROM t WHERE b = 'ROMA'"),
         (
             "accent_insensitive_literal",
@@ -137,6 +143,42 @@ def test_a_gold_sqlglot_cannot_read_still_gets_its_text_rules():
         ("date_as_number", "SELECT a FROM t WHERE d >= '2024-05-01'", "SELECT a FROM t WHERE d >= 20240501"),
         ("number_as_string", "SELECT a FROM t WHERE b = 7", "SELECT a FROM t WHERE b = '7'"),
         ("integer_division", "SELECT a / 2 FROM t", "SELECT (a DIV 2) FROM t"),
+        (
+            "datediff_as_to_days",
+            "SELECT a FROM t WHERE DATEDIFF(b, '2024-01-01') > 3",
+            "SELECT a FROM t WHERE (TO_DAYS(b) - TO_DAYS('2024-01-01')) > 3",
+        ),
+        (
+            "unsigned_count_difference",
+            "SELECT COUNT(*) FROM t",
+            "SELECT (CAST(COUNT(*) AS UNSIGNED) - CAST(20 AS UNSIGNED) + 20) FROM t",
+        ),
+        (
+            "difference_compared_with_zero",
+            "SELECT a FROM t WHERE b = 'x' AND c >= 1990",
+            "SELECT a FROM t WHERE b = 'x' AND (c - 1990) >= 0",
+        ),
+        (
+            "literal_collate_bin",
+            "SELECT a FROM t WHERE b = 'Roma'",
+            "SELECT a FROM t WHERE b = 'Roma' COLLATE utf8mb4_bin",
+        ),
+        (
+            "literal_collate_utf8mb3",
+            "SELECT a FROM t WHERE b <> 'Roma'",
+            "SELECT a FROM t WHERE b <> 'Roma' COLLATE utf8_general_ci",
+        ),
+        (
+            "order_collate_unicode_ci",
+            "SELECT a FROM t ORDER BY b DESC",
+            "SELECT a FROM t ORDER BY b COLLATE utf8mb4_unicode_ci DESC",
+        ),
+        (
+            "zero_date_is_null",
+            "SELECT a FROM t WHERE b = 1",
+            "SELECT a FROM t WHERE b = 1 AND STR_TO_DATE('00/00/0000', '%d/%m/%Y') IS NULL",
+        ),
+        ("division_by_zero_is_null", "SELECT a FROM t", "SELECT a FROM t WHERE 1 / 0 IS NULL"),
         ("null_safe_equal", "SELECT a FROM t WHERE b = 1", "SELECT a FROM t WHERE (b <=> 1)"),
         (
             "loose_group_by",

@@ -8,8 +8,9 @@ from collections.abc import Iterator
 
 import pytest
 
+from evaluation.scoring.collations import general_weight, uca_weight
 from evaluation.scoring.dialect import to_sqlite
-from evaluation.scoring.functions import general_weight, install_functions, uca_weight
+from evaluation.scoring.functions import install_functions
 
 
 @pytest.fixture

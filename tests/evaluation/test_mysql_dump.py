@@ -102,26 +102,26 @@ def test_it_reports_tables_columns_and_rows_in_creation_order(built) -> None:
     ]
 
 
-def test_mysql_types_become_sqlite_types(built) -> None:
+def test_mysql_types_become_sqlite_types_keeping_unsigned_and_the_collation_of_text(built) -> None:
     report, _ = built
     assert report.schema["clienti"] == {
-        "id": "INTEGER",
-        "nominativo": "VARCHAR(40)",
-        "tessera": "VARCHAR(13)",
-        "categoria": "TEXT",
-        "canali": "TEXT",
+        "id": "INTEGER UNSIGNED",
+        "nominativo": "VARCHAR(40) COLLATE utf8mb3_general_ci",
+        "tessera": "VARCHAR(13) COLLATE utf8mb4_bin",
+        "categoria": "TEXT COLLATE utf8mb4_0900_ai_ci",
+        "canali": "TEXT COLLATE utf8mb4_0900_ai_ci",
         "vip": "BOOLEAN",
         "nato": "DATE",
     }
     assert report.schema["articoli"] == {
         "numero": "INTEGER",
-        "nominativo": "VARCHAR(60)",
+        "nominativo": "VARCHAR(60) COLLATE utf8mb4_0900_ai_ci",
         "listino": "DECIMAL(6,2)",
         "peso": "FLOAT",
-        "scorte": "INTEGER",
+        "scorte": "INTEGER UNSIGNED",
     }
     assert report.schema["ordini"] == {
-        "id_cliente": "INTEGER",
+        "id_cliente": "INTEGER UNSIGNED",
         "articolo": "INTEGER",
         "giorno": "DATE",
         "ora": "TIME",
@@ -195,6 +195,13 @@ STORED = {
         "CREATE TABLE t (id INT PRIMARY KEY AUTO_INCREMENT); INSERT INTO t VALUES (0), (NULL), (0);",
         "SELECT id FROM t ORDER BY id",
         [(1,), (2,), (3,)],
+    ),
+    "an_unsigned_auto_increment_column_is_numbered_as_mysql_numbers_it": (
+        "CREATE TABLE t (id INT UNSIGNED PRIMARY KEY AUTO_INCREMENT, x INT) AUTO_INCREMENT=7;"
+        "INSERT INTO t (x) VALUES (1), (2); INSERT INTO t VALUES (0, 3), (20, 4), (NULL, 5);"
+        "ALTER TABLE t AUTO_INCREMENT=10; INSERT INTO t (x) VALUES (6);",
+        "SELECT id, x FROM t ORDER BY id",
+        [(7, 1), (8, 2), (9, 3), (20, 4), (21, 5), (22, 6)],
     ),
     "enum_and_set_keep_their_members_as_declared": (
         "CREATE TABLE t (e ENUM('basso','alto'), s SET('a','b','c'));"
@@ -365,7 +372,7 @@ def test_missing_identifiers_resolves_aliases_and_reports_what_is_missing(
     assert missing_identifiers(query, SHOWN) == missing
 
 
-# --- Collations: MySQL 8.0's defaults for each character set ---
+# --- Collations: MySQL 8.0's defaults for each character set, and those a dump names ---
 
 CHARSETS = """
 CREATE TABLE nuova (nome VARCHAR(20)) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
@@ -382,10 +389,12 @@ def test_each_text_column_declares_the_mysql_8_collation_of_its_character_set(tm
     schema = sqlite_schema(tmp_path / "c.sqlite3")
     assert '"nome" VARCHAR(20) COLLATE utf8mb4_0900_ai_ci' in schema  # utf8mb4
     assert '"nome" VARCHAR(20) COLLATE utf8mb3_general_ci' in schema  # utf8
-    assert '"codice" VARCHAR(5)\n' in schema  # a _bin collation: SQLite's BINARY
+    assert (
+        '"codice" VARCHAR(5) COLLATE utf8mb3_bin' in schema
+    )  # a collation by name: itself (utf8 is utf8mb3)
     assert '"nome" TEXT COLLATE utf8mb4_0900_ai_ci' in schema  # no charset: the server's default
     assert '"altro" VARCHAR(5) COLLATE utf8mb3_general_ci' in schema
-    assert '"esatto" CHAR(3)\n' in schema
+    assert '"esatto" CHAR(3) COLLATE utf8mb4_bin' in schema
 
 
 def test_utf8mb4_ignores_case_and_accents_but_not_trailing_spaces(tmp_path: Path) -> None:
@@ -403,6 +412,7 @@ def test_utf8_ignores_case_accents_and_trailing_spaces(tmp_path: Path) -> None:
     assert rows(conn, "SELECT COUNT(*) FROM vecchia WHERE codice = 'ab'") == [(1,)]
     assert rows(conn, "SELECT COUNT(*) FROM senza WHERE altro = 'X' AND esatto = 'Abc'") == [(1,)]
     assert rows(conn, "SELECT COUNT(*) FROM senza WHERE esatto = 'abc'") == [(0,)]
+    assert rows(conn, "SELECT COUNT(*) FROM senza WHERE esatto = 'Abc  '") == [(1,)]  # _bin pads with spaces
 
 
 def test_a_unique_key_compares_with_the_collation(tmp_path: Path) -> None:

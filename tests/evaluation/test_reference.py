@@ -242,7 +242,7 @@ MISMATCHING = {
         (FAILS_ON_REFERENCE, "MySQL error 1064"),
     ),
     "sqlite_lacks_a_function": (
-        "SELECT MAKEDATE(2024, 10)",
+        "SELECT SEC_TO_TIME(3600)",
         (FAILS_ON_SQLITE, "SQLite OperationalError"),
     ),
     # A known difference: MySQL sorts an ENUM by the position of its members.

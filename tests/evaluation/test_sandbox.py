@@ -103,6 +103,16 @@ def test_an_error_speaks_of_the_query_given(shared_sandbox, demo):
     assert "cognome" in execution.error
 
 
+def test_an_error_mysql_raises_as_the_query_runs_has_mysqls_message_and_is_no_static_error(
+    shared_sandbox, demo
+):
+    unsigned_age = "SELECT mysql_bigint('-', eta, 40, 'us', '(eta - 40)') FROM clienti"
+    execution = shared_sandbox.execute(demo, unsigned_age)
+    assert (execution.outcome, execution.static) == ("runtime_error", False)
+    assert execution.error == "ERROR 1690 (22003): BIGINT UNSIGNED value is out of range in '(eta - 40)'"
+    assert "cognome" in shared_sandbox.execute(demo, "SELECT cognome FROM clienti").error  # its own error
+
+
 def test_a_syntax_error_is_told_apart(shared_sandbox, demo):
     assert shared_sandbox.execute(demo, "SELEC nome FROM clienti").outcome == "syntax_error"
 
