@@ -65,12 +65,11 @@ from __future__ import annotations
 
 import functools
 import logging
-import re
-import sqlite3
 from collections.abc import Mapping
 
 import sqlglot
 
+from evaluation.scoring.column_types import read_schema
 from evaluation.scoring.conformance import NotConformant, conformance_error, mysql_conformance_error
 from evaluation.scoring.full_group_by import Keys, NotFullGroupBy, full_group_by_refusal
 from evaluation.scoring.function_rewrites import with_sqlite_functions
@@ -103,34 +102,6 @@ logger = logging.getLogger(__name__)
 
 # A schema as `_to_sqlite`'s cache can hold it: (table, ((column, declared type), ...)), sorted.
 _FrozenSchema = tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
-
-
-def read_schema(conn: sqlite3.Connection) -> dict[str, dict[str, str]]:
-    """Table -> column -> declared type of a SQLite database, as `to_sqlite(schema=...)` takes it; a column
-    that declares a collation has it after its type ('VARCHAR(40) COLLATE utf8mb3_general_ci'): the MySQL
-    collation of a copy's text column, whose character set a COLLATE of a query must match."""
-    schema = {}
-    for table, definition in conn.execute(
-        "SELECT name, sql FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%'"
-    ):
-        columns = conn.execute("SELECT name, type FROM pragma_table_info(?)", (table,)).fetchall()
-        named = "COLLATE" in (definition or "").upper()
-        schema[table] = {
-            column: _with_collation(declared, definition, column) if named else declared
-            for column, declared in columns
-        }
-    return schema
-
-
-def _with_collation(declared: str, definition: str, column: str) -> str:
-    """The declared type, and the collation the column's definition names right after it, as the copies
-    write it (`"nome" VARCHAR(40) COLLATE utf8mb3_general_ci`; a collation written elsewhere in the
-    definition is not looked for: the text's character set is then unknown, which only makes COLLATE
-    lenient)."""
-    quoted = re.escape(column.replace('"', '""'))
-    name = rf'(?:"{quoted}"|`{re.escape(column)}`|\[{re.escape(column)}\]|\b{re.escape(column)}\b)'
-    found = re.search(rf'{name}\s+{re.escape(declared)}\s+COLLATE\s+["`]?(\w+)', definition, re.IGNORECASE)
-    return f"{declared} COLLATE {found.group(1)}" if found else declared
 
 
 def to_sqlite(

@@ -34,7 +34,7 @@ from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
 from evaluation.scoring.collations import UTF8MB3_COLLATION, UTF8MB4_COLLATION, canonical_collation
-from evaluation.scoring.dialect import read_schema
+from evaluation.scoring.column_types import read_schema
 from evaluation.scoring.function_rewrites import with_sqlite_functions
 from evaluation.scoring.functions import as_text, install_functions, normalise_temporal
 from evaluation.scoring.resolver import ColumnResolver, scope_sources
