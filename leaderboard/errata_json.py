@@ -3,7 +3,9 @@ leaderboard/openapi.py derives the API's description from this type."""
 
 from __future__ import annotations
 
-from typing import Annotated, TypedDict
+from typing import Annotated
+
+from typing_extensions import TypedDict
 
 from evaluation.models import Erratum
 from evaluation.scoring.scores_json import Schema

@@ -9,7 +9,9 @@ from __future__ import annotations
 import csv
 import io
 from datetime import date
-from typing import Annotated, TypedDict
+from typing import Annotated
+
+from typing_extensions import TypedDict
 
 from evaluation.scoring.scores_json import Fraction, Schema
 from leaderboard.model_card import HOW_IT_RAN, Approach, InstructionLanguage, Sampling, SchemaFormat, Weights
