@@ -12,7 +12,7 @@ from datetime import date
 from typing import Annotated, Any, NotRequired, cast
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.urls import reverse
 from django.utils import translation
 from django.utils.cache import patch_vary_headers
@@ -32,6 +32,8 @@ from leaderboard import exports, feedback, ranking, selectors, services
 from leaderboard.api_common import (
     ANYONE,
     CONFIRMED,
+    INVALID,
+    LABEL,
     NO_TOKEN,
     TOKEN,
     TOO_LARGE,
@@ -39,10 +41,9 @@ from leaderboard.api_common import (
     ApiError,
     FormFields,
     RateLimit,
-    answers,
+    documented,
     from_form,
     invalid,
-    not_found,
     published_version,
 )
 from leaderboard.errata_json import ErratumJSON, erratum_json
@@ -64,9 +65,7 @@ router = Router()
 class UploadFields(FormFields):
     """The model card, and what the upload is for: the version, whether it is public, the team."""
 
-    version: str | None = Field(
-        None, description="A published version's label; default: the latest published"
-    )
+    version: str | None = Field(None, description=LABEL)
 
 
 @from_form(SubmissionForm, optional=SubmissionForm.DEFAULTED, exclude=("version", "team", "is_public"))
@@ -166,8 +165,7 @@ def submission_json(request: HttpRequest, submission: Submission) -> SubmissionJ
     "/submissions",
     url_name="submissions",
     auth=TOKEN,
-    summary="Your own submissions",
-    **answers(200, SubmissionsJSON, "Your submissions, newest first", {401: NO_TOKEN}),
+    **documented("Your own submissions", 200, SubmissionsJSON, NO_TOKEN),
 )
 def submission_list(request: AuthenticatedHttpRequest) -> HttpResponse:
     own = request.user.submissions.filter(withdrawn_at__isnull=True).select_related("version", "team")
@@ -179,20 +177,18 @@ def submission_list(request: AuthenticatedHttpRequest) -> HttpResponse:
     url_name="submissions",
     auth=TOKEN,
     throttle=RateLimit("upload"),
-    summary="Upload predictions with a model card",
     description="A public submission must give the whole model card: "
     + ", ".join(PUBLIC_REQUIRED)
     + "; weights open or closed, and the temperature unless sampling is greedy or beam. Each one missing is"
     " named in the error's `details`. A private submission needs the model name only. The scores come"
     " once it is scored: follow its `status_url`.",
-    **answers(
+    **documented(
+        "Upload predictions with a model card",
         201,
         SubmissionJSON,
-        "Accepted and queued for scoring",
         {
-            400: "The request or the predictions file is invalid; `details` lists every problem with its"
-            " field or line",
-            401: NO_TOKEN,
+            400: INVALID + " or line of the file",
+            **NO_TOKEN,
             403: "The benchmark version takes no submissions (`version_closed`). "
             + UNCONFIRMED
             + ". You left the team meanwhile (`not_a_member`)",
@@ -246,12 +242,11 @@ def submission_create(
     "/submissions/{int:id}",
     url_name="submission_detail",
     auth=TOKEN,
-    summary="One submission: status, receipt and, once scored, the scores",
-    **answers(
+    **documented(
+        "One submission: status, receipt and, once scored, the scores",
         200,
         SubmissionJSON,
-        "The submission",
-        {401: NO_TOKEN, 404: "No such submission visible to you: your own, or a public one"},
+        {**NO_TOKEN, 404: "No such submission visible to you: your own, or a public one"},
     ),
 )
 def submission_detail(request: AuthenticatedHttpRequest, id: int) -> HttpResponse:
@@ -259,7 +254,7 @@ def submission_detail(request: AuthenticatedHttpRequest, id: int) -> HttpRespons
         Submission.objects.visible_to(request.user).filter(pk=id).select_related("version", "team").first()
     )
     if submission is None:
-        raise not_found(f"No submission {id}.")
+        raise Http404(f"No submission {id}.")
     return JsonResponse(submission_json(request, submission))
 
 
@@ -270,9 +265,7 @@ def submission_detail(request: AuthenticatedHttpRequest, id: int) -> HttpRespons
 class ErratumFields(FormFields):
     """A report that a question is wrong. Staff read it; only you and they see its description."""
 
-    version: str | None = Field(
-        None, description="A published version's label; default: the latest published"
-    )
+    version: str | None = Field(None, description=LABEL)
 
 
 class ErrataJSON(TypedDict):
@@ -283,8 +276,9 @@ class ErrataJSON(TypedDict):
     "/errata",
     url_name="errata",
     auth=TOKEN,
-    summary="Your own reports that a question is wrong, with staff's answers",
-    **answers(200, ErrataJSON, "Your reports, newest first", {401: NO_TOKEN}),
+    **documented(
+        "Your own reports that a question is wrong, with staff's answers", 200, ErrataJSON, NO_TOKEN
+    ),
 )
 def errata_list(request: AuthenticatedHttpRequest) -> HttpResponse:
     own = request.user.errata.select_related("question__version")
@@ -295,16 +289,15 @@ def errata_list(request: AuthenticatedHttpRequest) -> HttpResponse:
     "/errata",
     url_name="errata",
     auth=CONFIRMED,
-    summary="Report that a question is wrong",
     description="Staff read the report; only you and they see its description. At most"
     " TERMITE_ERRATA_LIMIT_PER_DAY reports a day (20 by default).",
-    **answers(
+    **documented(
+        "Report that a question is wrong",
         201,
         ErratumJSON,
-        "Filed",
         {
-            400: "The report is invalid; `details` lists every problem with its field",
-            401: NO_TOKEN,
+            400: INVALID,
+            **NO_TOKEN,
             403: UNCONFIRMED,
             413: TOO_LARGE,
             429: "Too many reports today (`rate_limited`)",
@@ -332,29 +325,24 @@ def erratum_report(request: AuthenticatedHttpRequest, report: ErratumFields) -> 
 @router.get(
     "/leaderboard",
     url_name="leaderboard",
-    summary="The public ranking of a published benchmark version; no token needed",
     description="Public scored submissions, best first, and baselines reported in papers (not scored here),"
     " which sit below every row with at least their EA. Accuracies are fractions in [0, 1].",
-    **answers(
+    **documented(
+        "The public ranking of a published benchmark version; no token needed",
         200,
         LeaderboardJSON,
-        "The ranking",
         {400: "A malformed query", 404: "No such published version"},
         security=[],
     ),
 )
 def leaderboard(
     request: HttpRequest,
-    version: QueryEx[
-        str | None, P(description="A published version's label; default: the latest published")
-    ] = None,
+    version: QueryEx[str | None, P(description=LABEL)] = None,
 ) -> HttpResponse:
     versions = BenchmarkVersion.objects.published()
     shown = versions.filter(label=version).first() if version else versions.latest_published()
     if shown is None:
-        raise not_found(
-            f"No published version {version!r}." if version else "No benchmark version is published yet."
-        )
+        raise Http404(f"No published version {version!r}." if version else "No version is published yet.")
     # Kept gzipped (a tenth of the size): compressed once per change of the ranking, not per request.
     zipped = ranking.cached(
         shown.label,
@@ -385,15 +373,14 @@ _REFUSAL_STATUS = {"different_versions": 400, "not_public": 403, "not_computable
     "/compare",
     url_name="compare",
     auth=ANYONE,
-    summary="Whether two submissions' EA differ significantly: a paired test",
     description="McNemar's exact test and a paired bootstrap 95% interval of EA(A) - EA(B), over the"
     " questions scored for both, as on the compare page. Both must be scored on the same version and public"
     " (staff may compare any two). Without a token, public submissions only. Only counts are returned, never"
     " which questions differ.",
-    **answers(
+    **documented(
+        "Whether two submissions' EA differ significantly: a paired test",
         200,
         ComparisonJSON,
-        "The paired test",
         {
             400: "A missing or malformed id (`invalid`), or two submissions scored on different benchmark"
             " versions (`different_versions`)",
@@ -414,7 +401,7 @@ def compare(request: HttpRequest, pair: Query[CompareFields]) -> HttpResponse:
     ids = (form.cleaned_data["a"], form.cleaned_data["b"])
     scored = selectors.scored_pair_visible_to(viewer=request.user, ids=ids)
     if scored is None:
-        raise not_found(f"No scored submissions {ids[0]} and {ids[1]} visible to you.")
+        raise Http404(f"No scored submissions {ids[0]} and {ids[1]} visible to you.")
     with translation.override("en"):  # the API speaks English, whatever the browser asks for
         paired = feedback.paired_comparison(*scored, request.user)
     if paired.shown is None:
@@ -461,9 +448,8 @@ class VersionsJSON(TypedDict):
     "/versions",
     url_name="versions",
     auth=ANYONE,
-    summary="The benchmark's published versions (staff: drafts too)",
-    **answers(
-        200, VersionsJSON, "Every version you may see", {401: "An unknown or revoked token"}, security=[{}]
+    **documented(
+        "The benchmark's published versions (staff: drafts too)", 200, VersionsJSON, NO_TOKEN, security=[{}]
     ),
 )
 def version_list(request: HttpRequest) -> HttpResponse:
@@ -501,13 +487,12 @@ class QuestionsJSON(TypedDict):
     "/versions/{label}/questions",
     url_name="version_questions",
     auth=CONFIRMED,
-    summary="A version's questions, as its task bundle gives them (never their gold)",
     description="The schemas are in the task bundle, on the version's page.",
-    **answers(
+    **documented(
+        "A version's questions, as its task bundle gives them (never their gold)",
         200,
         QuestionsJSON,
-        "The questions",
-        {401: NO_TOKEN, 403: UNCONFIRMED, 404: "No such version visible to you"},
+        {**NO_TOKEN, 403: UNCONFIRMED, 404: "No such version visible to you"},
     ),
 )
 def version_questions(request: AuthenticatedHttpRequest, label: str) -> HttpResponse:

@@ -39,15 +39,7 @@ from ninja.parser import Parser
 from ninja.security.http import HttpAuthBase
 from ninja.throttling import BaseThrottle
 from ninja.types import DictStrAny
-from pydantic import (
-    AliasChoices,
-    BaseModel,
-    BeforeValidator,
-    ConfigDict,
-    Field,
-    create_model,
-    model_validator,
-)
+from pydantic import AliasChoices, BaseModel, BeforeValidator, Field, create_model, model_validator
 
 from evaluation.models import BenchmarkVersion
 from termite_site import ratelimit
@@ -59,33 +51,15 @@ from termite_site.http import ErrorJSON, api_error, body_too_large
 class ApiError(Exception):
     """A refusal, raised wherever an endpoint runs, and answered in the API's error shape."""
 
-    def __init__(
-        self,
-        status: int,
-        code: str,
-        message: str,
-        details: list[str] | None = None,
-        headers: Mapping[str, str] | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.status, self.code, self.message = status, code, message
-        self.details, self.headers = details or [], headers or {}
-
-    def response(self) -> JsonResponse:
-        response = api_error(self.status, self.code, self.message, self.details)
-        for name, value in self.headers.items():
-            response[name] = value
-        return response
+    def __init__(self, status: int, code: str, message: str, details: list[str] | None = None) -> None:
+        super().__init__(status, code, message, details)
 
 
 def invalid(message: str, form: forms.BaseForm) -> ApiError:
     """A form's refusal: every problem as "field: message", in the words of the site's own form."""
-    details = [f"{field}: {text}" for field, texts in form.errors.items() for text in texts]
-    return ApiError(400, "invalid", message, details)
-
-
-def not_found(message: str) -> ApiError:
-    return ApiError(404, "not_found", message)
+    return ApiError(
+        400, "invalid", message, [f"{name}: {text}" for name, texts in form.errors.items() for text in texts]
+    )
 
 
 def published_version(label: str) -> BenchmarkVersion:
@@ -116,22 +90,16 @@ class BearerToken(HttpAuthBase):
             request.user = AnonymousUser()
             return request.user
         scheme, _, raw = request.headers.get("Authorization", "").partition(" ")
-        challenge = {"WWW-Authenticate": 'Bearer realm="termite"'}
         if scheme.lower() != "bearer" or not raw.strip():
-            message = "Send an API token: Authorization: Bearer <token>."
-            raise ApiError(401, "unauthenticated", message, headers=challenge)
+            raise ApiError(401, "unauthenticated", "Send an API token: Authorization: Bearer <token>.")
         user = api_token_authenticate(raw=raw.strip())
         if user is None:
-            raise ApiError(401, "invalid_token", "The token is unknown or revoked.", headers=challenge)
+            raise ApiError(401, "invalid_token", "The token is unknown or revoked.")
         request.user = user
         if self.confirmed_email and user.must_confirm_email:
-            raise ApiError(
-                403,
-                "email_unconfirmed",
-                f"Confirm your e-mail address first: open the link we sent to {user.email}, or ask for a new"
-                " one on your profile page. Until then this account gets no questions, errata or protocol"
-                " runs.",
-            )
+            message = f"Confirm your e-mail address first: open the link we sent to {user.email}, or ask for"
+            message += " a new one on your profile page. Until then this account gets no questions, errata"
+            raise ApiError(403, "email_unconfirmed", message + " or protocol runs.")
         return user
 
 
@@ -177,17 +145,15 @@ class FormFields(BaseModel):
     """A request taken by one of the site's forms: see `from_form`."""
 
     required_by_form: ClassVar[tuple[str, ...]] = ()
-    model_config = ConfigDict(
-        json_schema_extra=lambda schema, model: schema.update(required=list(model.required_by_form))
-    )
+    model_config = {
+        "json_schema_extra": lambda schema, model: schema.update(required=list(model.required_by_form))
+    }
 
     @model_validator(mode="before")
     @classmethod
     def _an_object(cls, data: Any) -> Any:
         if not isinstance(data, dict):
-            raise ValueError(
-                "send a JSON object {" + ", ".join(f'"{name}"' for name in cls.required_by_form) + "}"
-            )
+            raise ValueError(f"send a JSON object {{{', '.join(map(json.dumps, cls.required_by_form))}}}")
         return data
 
     def form_data(self) -> dict[str, Any]:
@@ -218,11 +184,8 @@ def from_form(
 
     def derive(declared: type[_S]) -> type[_S]:
         fields: dict[str, Any] = {}
-        taken = {
-            name: field
-            for name, field in form.base_fields.items()
-            if name not in exclude and not isinstance(field, forms.FileField)
-        }
+        fields_taken = form.base_fields.items()
+        taken = {n: f for n, f in fields_taken if n not in exclude and not isinstance(f, forms.FileField)}
         with translation.override("en"):
             for name, field in taken.items():
                 api_name = _API_NAMES.get(name, name)
@@ -245,11 +208,8 @@ def from_form(
             __module__=declared.__module__,
             **fields,
         )
-        derived.required_by_form = tuple(
-            _API_NAMES.get(name, name)
-            for name, field in taken.items()
-            if field.required and name not in optional
-        )
+        required = (name for name, field in taken.items() if field.required and name not in optional)
+        derived.required_by_form = tuple(_API_NAMES.get(name, name) for name in required)
         return derived
 
     return derive
@@ -276,27 +236,23 @@ def _json_type(field: forms.Field) -> tuple[type, dict[str, Any]]:
     return str, keywords
 
 
-def answers(
-    status: int,
-    body: Any,
-    description: str,
-    refusals: Mapping[int, str],
-    *,
-    security: list[Any] | None = None,
+def documented(
+    summary: str, status: int, body: Any, refusals: Mapping[int, str], **extra: Any
 ) -> dict[str, Any]:
-    """An operation's answers, for its decorator: the one it gives with its contract, and each refusal with
-    what it means there. `security`: [] for an endpoint that takes no token, [{}] where one is optional."""
-    extra: dict[str, Any] = {
-        "responses": {status: {"description": description}}
-        | {code: {"description": text} for code, text in refusals.items()}
+    """An operation's summary and answers, for its decorator: the answer it gives with its contract, and
+    each refusal with what it means there; `extra`: more of the operation's OpenAPI object."""
+    described = {code: {"description": text} for code, text in refusals.items()}
+    return {
+        "summary": summary,
+        "response": {status: body} | dict.fromkeys(refusals, ErrorJSON),
+        "openapi_extra": {"responses": described, **extra},
     }
-    if security is not None:
-        extra["security"] = security
-    return {"response": {status: body} | dict.fromkeys(refusals, ErrorJSON), "openapi_extra": extra}
 
 
 # The usual meaning of each refusal; an endpoint says what it means there where it differs.
-NO_TOKEN = "No token, or an unknown or revoked token (`unauthenticated`, `invalid_token`)"
+NO_TOKEN = {401: "No token, or an unknown or revoked token (`unauthenticated`, `invalid_token`)"}
+INVALID = "The request is invalid (`invalid`): `details` lists every problem with its field"
+LABEL = "A published version's label; default: the latest published"
 TOO_LARGE = "The request is too large (`too_large`)"
 RATE_LIMITED = "Too many requests of this kind this hour (`rate_limited`): Retry-After says when to try again"
 UNCONFIRMED = (
@@ -319,7 +275,10 @@ api = NinjaAPI(
 
 @api.exception_handler(ApiError)
 def _refused(request: HttpRequest, error: ApiError) -> HttpResponse:
-    return error.response()
+    response = api_error(*error.args)
+    if response.status_code == 401:
+        response["WWW-Authenticate"] = 'Bearer realm="termite"'
+    return response
 
 
 @api.exception_handler(Http404)
@@ -421,11 +380,8 @@ def _guarded(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
     @wraps(view)
     def guarded(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         if body_too_large(request):
-            return api_error(
-                413,
-                "too_large",
-                f"The request is larger than {settings.TERMITE_MAX_UPLOAD_BYTES // 1024} KB.",
-            )
+            size = settings.TERMITE_MAX_UPLOAD_BYTES // 1024
+            return api_error(413, "too_large", f"The request is larger than {size} KB.")
         response = view(request, *args, **kwargs)
         if isinstance(response, HttpResponseNotAllowed):
             allowed = sorted(method.strip() for method in response["Allow"].split(","))

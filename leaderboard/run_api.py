@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from django.http import HttpResponse, JsonResponse
+from django.http import Http404, HttpResponse, JsonResponse
 from django.urls import reverse
 from ninja import Router
 from pydantic import Field
@@ -15,6 +15,8 @@ from evaluation.scoring.scores_json import Schema
 from leaderboard import run_services
 from leaderboard.api_common import (
     CONFIRMED,
+    INVALID,
+    LABEL,
     NO_TOKEN,
     RATE_LIMITED,
     TOKEN,
@@ -23,10 +25,9 @@ from leaderboard.api_common import (
     ApiError,
     FormFields,
     RateLimit,
-    answers,
+    documented,
     from_form,
     invalid,
-    not_found,
     published_version,
 )
 from leaderboard.forms import RunForm
@@ -56,9 +57,7 @@ class RunFields(FormFields):
     run needs the model card's size, weights and training-data cutoff; the run itself says how it prompted
     and decoded."""
 
-    version: str | None = Field(
-        None, description="A published version's label; default: the latest published"
-    )
+    version: str | None = Field(None, description=LABEL)
 
 
 class DecodingJSON(TypedDict):
@@ -170,19 +169,18 @@ def _visible_run(request: AuthenticatedHttpRequest, id: int) -> ProtocolRun:
     run = ProtocolRun.objects.visible_to(request.user).select_related("version", "user", "team").filter(pk=id)
     found = run.first()
     if found is None:
-        raise not_found(f"No run {id}.")
+        raise Http404(f"No run {id}.")
     return found
 
 
-_NO_RUN = {401: NO_TOKEN, 404: "No such run of yours"}
+_NO_RUN = {**NO_TOKEN, 404: "No such run of yours"}
 
 
 @router.get(
     "/runs",
     url_name="runs",
     auth=TOKEN,
-    summary="Your protocol runs, newest first",
-    **answers(200, RunsJSON, "Your runs", {401: NO_TOKEN}),
+    **documented("Your protocol runs, newest first", 200, RunsJSON, NO_TOKEN),
 )
 def run_list(request: AuthenticatedHttpRequest) -> HttpResponse:
     own = ProtocolRun.objects.visible_to(request.user).filter(user=request.user).select_related("version")
@@ -194,17 +192,16 @@ def run_list(request: AuthenticatedHttpRequest) -> HttpResponse:
     url_name="runs",
     auth=CONFIRMED,
     throttle=RateLimit("run"),
-    summary="Start a protocol run: the portal asks your endpoint every question, then submits",
     description="The run goes on the protocol queue; follow it at its status_url. When every question is"
     " answered it becomes a submission, marked as run by the portal, through the same checks and quotas as"
     " an upload.",
-    **answers(
+    **documented(
+        "Start a protocol run: the portal asks your endpoint every question, then submits",
         201,
         RunJSON,
-        "Started",
         {
-            400: "The run is invalid; `details` lists every problem with its field",
-            401: NO_TOKEN,
+            400: INVALID,
+            **NO_TOKEN,
             403: "The benchmark version takes no submissions (`version_closed`). " + UNCONFIRMED,
             413: TOO_LARGE,
             429: RATE_LIMITED,
@@ -228,8 +225,9 @@ def run_create(request: AuthenticatedHttpRequest, run: RunFields) -> HttpRespons
     "/runs/{int:id}",
     url_name="run_detail",
     auth=TOKEN,
-    summary="One run's progress: status, steps, requests, errors, tokens, seconds",
-    **answers(200, RunJSON, "The run", _NO_RUN),
+    **documented(
+        "One run's progress: status, steps, requests, errors, tokens, seconds", 200, RunJSON, _NO_RUN
+    ),
 )
 def run_detail(request: AuthenticatedHttpRequest, id: int) -> HttpResponse:
     return JsonResponse(run_json(request, _visible_run(request, id)))
@@ -239,8 +237,9 @@ def run_detail(request: AuthenticatedHttpRequest, id: int) -> HttpResponse:
     "/runs/{int:id}",
     url_name="run_detail",
     auth=TOKEN,
-    summary="Delete the run, its key and its transcript (cancelled first if it is going)",
-    **answers(200, DeletedJSON, "Deleted", _NO_RUN),
+    **documented(
+        "Delete the run, its key and its transcript (cancelled first if it runs)", 200, DeletedJSON, _NO_RUN
+    ),
 )
 def run_delete(request: AuthenticatedHttpRequest, id: int) -> HttpResponse:
     run_services.run_delete(run=_visible_run(request, id))
@@ -251,8 +250,12 @@ def run_delete(request: AuthenticatedHttpRequest, id: int) -> HttpResponse:
     "/runs/{int:id}/cancel",
     url_name="run_cancel",
     auth=TOKEN,
-    summary="Cancel a queued or running run; what was answered stays",
-    **answers(200, RunJSON, "Cancelled", {**_NO_RUN, 409: "The run has already ended (`not_active`)"}),
+    **documented(
+        "Cancel a queued or running run; what was answered stays",
+        200,
+        RunJSON,
+        {**_NO_RUN, 409: "The run has already ended (`not_active`)"},
+    ),
 )
 def run_cancel(request: AuthenticatedHttpRequest, id: int) -> HttpResponse:
     run = _visible_run(request, id)
@@ -265,11 +268,10 @@ def run_cancel(request: AuthenticatedHttpRequest, id: int) -> HttpResponse:
     "/runs/{int:id}/submit",
     url_name="run_submit",
     auth=CONFIRMED,
-    summary="Submit what an ended run answered (a run stopped by its budget, cancelled, or refused by a quota)",
-    **answers(
+    **documented(
+        "Submit what an ended run answered (stopped by its budget, cancelled, or refused by a quota)",
         201,
         RunJSON,
-        "Submitted: see submission_id",
         {
             **_NO_RUN,
             403: UNCONFIRMED,
