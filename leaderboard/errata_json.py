@@ -1,5 +1,5 @@
 """An erratum as its reporter sees it through the API. The keys are a public contract: add, never rename;
-leaderboard/openapi.py derives the API's description from this type."""
+the API (leaderboard/api.py) declares its answer with this type, and its OpenAPI document is generated from it."""
 
 from __future__ import annotations
 
