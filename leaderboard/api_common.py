@@ -20,7 +20,7 @@ import re
 import time
 from collections.abc import Callable, Collection, Mapping
 from datetime import date
-from functools import wraps
+from functools import cache, wraps
 from typing import Annotated, Any, ClassVar, TypeVar, cast
 
 from csp.constants import SELF
@@ -329,6 +329,7 @@ class _Docs(Swagger):
 api.docs = _Docs(settings={"validatorUrl": None})  # Swagger UI would ask a validator on the web otherwise
 
 
+@cache  # it depends on the code alone, and takes a few tenths of a second to generate
 def openapi_document() -> dict[str, Any]:
     """The OpenAPI document, generated from the routes and their contracts."""
     return named_as_contracts(api.get_openapi_schema())

@@ -39,7 +39,9 @@ def test_the_docs_draw_every_endpoint_from_the_site_alone_and_try_one(
     versions.get_by_role("button", name="Try it out").click()
     versions.get_by_role("button", name="Execute").click()
     page.wait_for_selector(".live-responses-table tbody .response-col_status")
-    assert page.locator(".live-responses-table tbody .response-col_status").first.inner_text().strip() == "200"
+    assert (
+        page.locator(".live-responses-table tbody .response-col_status").first.inner_text().strip() == "200"
+    )
     assert "demo-1.0" in page.locator(".live-responses-table .microlight").first.inner_text()
 
     screenshot(page, "api-docs")

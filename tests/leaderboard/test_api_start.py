@@ -56,7 +56,9 @@ def test_a_draft_is_listed_to_staff_alone_and_takes_no_submissions(client, demo_
     for who in (None, owner):
         listed = client.get(VERSIONS, **(bearer(who) if who else {})).json()["versions"]
         assert [version["label"] for version in listed] == ["demo-1.0"]
-    listed = {version["label"]: version for version in client.get(VERSIONS, **bearer(staff)).json()["versions"]}
+    listed = {
+        version["label"]: version for version in client.get(VERSIONS, **bearer(staff)).json()["versions"]
+    }
     assert listed["demo-1.1"]["accepts_submissions"] is False and listed["demo-1.1"]["published_at"] is None
     assert listed["demo-1.1"]["latest"] is False and listed["demo-1.0"]["latest"] is True
 
