@@ -39,7 +39,8 @@ from ninja.parser import Parser
 from ninja.security.http import HttpAuthBase
 from ninja.throttling import BaseThrottle
 from ninja.types import DictStrAny
-from pydantic import AliasChoices, BaseModel, BeforeValidator, Field, create_model, model_validator
+from pydantic import BaseModel, BeforeValidator, Field, create_model, model_validator
+from pydantic.json_schema import SkipJsonSchema
 
 from evaluation.models import BenchmarkVersion
 from termite_site import ratelimit
@@ -192,15 +193,17 @@ def from_form(
                 if api_name in declared.model_fields:
                     continue
                 kind, keywords = _json_type(field)
+                typed: Any = Annotated[kind | None, BeforeValidator(_blank_is_null)]
                 fields[api_name] = (
-                    Annotated[kind | None, BeforeValidator(_blank_is_null)],
+                    typed,
                     Field(
                         field.initial if name in defaults else None,
                         description=html.unescape(str(field.help_text or field.label)),
-                        validation_alias=AliasChoices(api_name, name) if api_name != name else None,
                         json_schema_extra=keywords,
                     ),
                 )
+                if api_name != name:  # taken under the form's name too (it wins), as it always was
+                    fields[name] = (Annotated[typed, SkipJsonSchema()], None)  # type: ignore[type-arg]  # pydantic reads the bare marker
         derived = create_model(
             declared.__name__,
             __base__=declared,

@@ -344,3 +344,11 @@ def test_a_submission_carried_to_a_derived_version_keeps_its_card_and_its_files_
     for name in Submission.MODEL_CARD_FIELDS:
         assert getattr(copy, name) == getattr(public_scored, name), name
     assert copy.file_sha256 == public_scored.file_sha256
+
+
+@pytest.mark.parametrize("name", ["public", "is_public"])
+def test_the_api_takes_public_under_the_forms_name_too(post, name):
+    """`public` is what the API documents; `is_public`, the form's name, was always taken too."""
+    status, errors = post("api", **{name: "true"}, **PUBLIC_CARD)
+    assert (status, errors) == (201, {})
+    assert Submission.objects.get().is_public
