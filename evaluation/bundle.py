@@ -6,10 +6,15 @@ from __future__ import annotations
 import io
 import json
 import zipfile
+from typing import Annotated
+
+from typing_extensions import TypedDict
 
 from evaluation.models import BenchmarkVersion, Database
 from evaluation.schemas import participant_dump
 from evaluation.scoring.schema_shape import from_json, spider_tables
+from evaluation.scoring.scores_json import Schema
+from evaluation.scoring.vocabulary import HARDNESS_LEVELS
 
 # Fixed timestamps make the bundle byte-identical for the same version, so its sha256 can be cited.
 _EPOCH = (2024, 1, 1, 0, 0, 0)
@@ -33,6 +38,32 @@ Submit one JSON object per line: {{"question_id": "...", "sql": "..."}} (MySQL b
 on the upload form if you predict SQLite). Questions you leave out count as not submitted.
 Keep this bundle private: do not publish the {kept}.
 """
+
+
+class BundleQuestionJSON(TypedDict):
+    """A question as the task bundle gives it (a line of questions.jsonl), and the API too."""
+
+    question_id: str
+    db_id: str
+    question: Annotated[str, Schema(description="The question, in Italian")]
+    hardness: Annotated[str, Schema(enum=list(HARDNESS_LEVELS))]
+    added_on: Annotated[
+        str, Schema(format="date", description="The day its database was added to the benchmark")
+    ]
+
+
+def bundle_questions(version: BenchmarkVersion) -> list[BundleQuestionJSON]:
+    """The questions a version scores, in the bundle's order: by database, then as the database lists them."""
+    return [
+        {
+            "question_id": q.public_id,
+            "db_id": q.database.slug,
+            "question": q.text,
+            "hardness": q.hardness,
+            "added_on": q.database.added_on.isoformat(),
+        }
+        for q in version.questions.scored().select_related("database").order_by("database__slug", "position")
+    ]
 
 
 def bundle_filename(version: BenchmarkVersion) -> str:
@@ -59,21 +90,7 @@ def build_bundle(version: BenchmarkVersion) -> bytes:
                 kept="questions, schemas or dumps" if data else "questions or schemas",
             ),
         )
-        lines = [
-            json.dumps(
-                {
-                    "question_id": q.public_id,
-                    "db_id": q.database.slug,
-                    "question": q.text,
-                    "hardness": q.hardness,
-                    "added_on": q.database.added_on.isoformat(),
-                },
-                ensure_ascii=False,
-            )
-            for q in version.questions.scored()
-            .select_related("database")
-            .order_by("database__slug", "position")
-        ]
+        lines = [json.dumps(question, ensure_ascii=False) for question in bundle_questions(version)]
         add("questions.jsonl", "\n".join(lines) + "\n")
         for database in databases:
             add(f"schemas/mysql/{database.slug}.sql", database.shown_schema_sql)

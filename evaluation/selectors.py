@@ -7,7 +7,7 @@ from datetime import date, datetime
 from typing import cast
 
 from django.contrib.auth.models import AnonymousUser
-from django.db.models import Count, Min, Q
+from django.db.models import Count, Max, Min, Q
 from django.http import Http404
 
 from evaluation.models import BenchmarkVersion, Database, Erratum, Hardness, Question, SchemaShown
@@ -15,10 +15,17 @@ from termite_site.accounts.models import User
 
 
 def visible_versions(*, user: User | AnonymousUser) -> list[BenchmarkVersion]:
-    """Published versions for everyone; drafts too for staff."""
+    """Published versions for everyone; drafts too for staff; each with its counts of questions (all, and
+    those it scores) and databases, and the days its first and latest databases joined the benchmark."""
     versions = BenchmarkVersion.objects.all() if user.is_staff else BenchmarkVersion.objects.published()
     return list(
-        versions.annotate(question_count=Count("questions"), database_count=Count("databases", distinct=True))
+        versions.annotate(
+            question_count=Count("questions", distinct=True),
+            scored_count=Count("questions", filter=Q(questions__status=Question.Status.VALID), distinct=True),
+            database_count=Count("databases", distinct=True),
+            first_added_on=Min("databases__added_on"),
+            last_added_on=Max("databases__added_on"),
+        )
     )
 
 

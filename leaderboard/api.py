@@ -1,87 +1,122 @@
-"""The JSON API, v1: token-authenticated submissions and errata, and the public leaderboard export.
+"""The JSON API, v1: uploads and their scores, errata, the public leaderboard, the paired test of two
+submissions, and what a client needs to start (the versions, a version's questions). What every endpoint
+shares (the token, the error shape, the limits) is in api_common.py; protocol runs in run_api.py.
 
-Every error is `{"error": {"code": ..., "message": ..., "details": [...]}}` with the matching status.
-"""
+Every answer about a submission goes through `feedback.feedback_for`, as every page does."""
 
 from __future__ import annotations
 
 import gzip
 import json
-from collections.abc import Callable
 from datetime import date
-from functools import wraps
-from typing import Any, Concatenate, ParamSpec, cast
+from typing import Annotated, Any, NotRequired, cast
 
-from django import forms
 from django.conf import settings
-from django.contrib.auth.models import AnonymousUser
-from django.core.files.uploadedfile import UploadedFile
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.urls import reverse
 from django.utils import translation
 from django.utils.cache import patch_vary_headers
-from django.views.decorators.csrf import csrf_exempt
-from django.views.decorators.http import require_GET
+from ninja import File, Form, P, Query, QueryEx, Router, UploadedFile
+from pydantic import Field, WithJsonSchema
+from typing_extensions import TypedDict
 
 from evaluation import errata as errata_services
+from evaluation import selectors as benchmark
+from evaluation.bundle import BundleQuestionJSON, bundle_questions
 from evaluation.forms import ErratumForm
 from evaluation.models import BenchmarkVersion
 from evaluation.predictions import PredictionFileError
+from evaluation.scoring.scores_json import Schema, VisibleScoresJSON
+from evaluation.scoring.vocabulary import STATIC_OUTCOMES
 from leaderboard import exports, feedback, ranking, selectors, services
-from leaderboard.errata_json import erratum_json
-from leaderboard.feedback import ScoreHistoryJSON
+from leaderboard.api_common import (
+    ANYONE,
+    CONFIRMED,
+    INVALID,
+    LABEL,
+    NO_TOKEN,
+    TOKEN,
+    TOO_LARGE,
+    UNCONFIRMED,
+    ApiError,
+    FormFields,
+    RateLimit,
+    documented,
+    from_form,
+    invalid,
+    published_version,
+)
+from leaderboard.errata_json import ErratumJSON, erratum_json
+from leaderboard.exports import LeaderboardJSON
+from leaderboard.feedback import ComparisonJSON, PortalRunJSON, ScoreHistoryJSON
 from leaderboard.forms import CompareForm, SubmissionForm
+from leaderboard.model_card import PUBLIC_REQUIRED
 from leaderboard.models import Submission
-from leaderboard.openapi import openapi_document
-from termite_site import ratelimit
 from termite_site.accounts.http import AuthenticatedHttpRequest
-from termite_site.accounts.services import api_token_authenticate
 from termite_site.cached_page import accepts_gzip
-from termite_site.decorators import api_confirmed_email_required
-from termite_site.http import api_error as error
-from termite_site.http import body_too_large
 
-P = ParamSpec("P")
+router = Router()
 
 
-def token_required(
-    view: Callable[Concatenate[AuthenticatedHttpRequest, P], JsonResponse],
-) -> Callable[Concatenate[HttpRequest, P], JsonResponse]:
-    """Authenticate `Authorization: Bearer <token>`; API calls never use the session or CSRF."""
-
-    @wraps(view)
-    def wrapper(request: HttpRequest, /, *args: P.args, **kwargs: P.kwargs) -> JsonResponse:
-        header = request.headers.get("Authorization", "")
-        scheme, _, raw = header.partition(" ")
-        if scheme.lower() != "bearer" or not raw.strip():
-            response = error(401, "unauthenticated", "Send an API token: Authorization: Bearer <token>.")
-        else:
-            user = api_token_authenticate(raw=raw.strip())
-            if user is None:
-                response = error(401, "invalid_token", "The token is unknown or revoked.")
-            else:
-                request.user = user
-                return view(cast(AuthenticatedHttpRequest, request), *args, **kwargs)
-        response["WWW-Authenticate"] = 'Bearer realm="termite"'
-        return response
-
-    return csrf_exempt(wrapper)
+# Submissions.
 
 
-def token_optional(
-    view: Callable[Concatenate[HttpRequest, P], JsonResponse],
-) -> Callable[Concatenate[HttpRequest, P], JsonResponse]:
-    """As `token_required` when the request sends `Authorization`; without it, the anonymous visitor
-    (never the session's user), who sees what anyone may see."""
+@from_form(SubmissionForm, optional=SubmissionForm.DEFAULTED)
+class UploadFields(FormFields):
+    """The model card, and what the upload is for: the version, whether it is public, the team."""
 
-    @wraps(view)
-    def wrapper(request: HttpRequest, /, *args: P.args, **kwargs: P.kwargs) -> JsonResponse:
-        if "Authorization" in request.headers:
-            return token_required(view)(request, *args, **kwargs)
-        request.user = AnonymousUser()
-        return view(request, *args, **kwargs)
+    version: str | None = Field(None, description=LABEL)
 
-    return csrf_exempt(wrapper)
+
+@from_form(SubmissionForm, optional=SubmissionForm.DEFAULTED, exclude=("version", "team", "is_public"))
+class ModelCardFields(FormFields):
+    """The model card as uploaded; null where a field was left empty."""
+
+
+class TeamJSON(TypedDict):
+    name: str
+    slug: str
+
+
+class CheckJSON(TypedDict):
+    """What a static check of the owner's query found; never what running it did."""
+
+    question_id: str
+    check: Annotated[str, Schema(enum=["submitted", *STATIC_OUTCOMES])]
+    message: str | None
+
+
+class SubmissionJSON(TypedDict):
+    """A submission as the viewer may see it (`feedback.feedback_for`): its own, or a public one."""
+
+    id: int
+    status: Annotated[str, Schema(enum=Submission.Status.values)]
+    model_name: str
+    team: Annotated[TeamJSON | None, Schema(description="The team it was made on behalf of; null for none.")]
+    public: bool
+    model_card: Annotated[dict[str, Any], WithJsonSchema(ModelCardFields.model_json_schema())]
+    receipt: Annotated[dict[str, Any] | None, Schema(description="The upload's receipt: its owner's only")]
+    error: Annotated[str | None, Schema(description="Why scoring failed")]
+    scores: VisibleScoresJSON | None
+    score_history: Annotated[
+        list[ScoreHistoryJSON], Schema(description="Every scoring, oldest first; the latest is `scores`.")
+    ]
+    carried_from: Annotated[
+        int | None,
+        Schema(description="The submission this one was carried over from, on the version it derives from"),
+    ]
+    portal_run: Annotated[
+        PortalRunJSON | None,
+        Schema(description="How the portal made it by running a protocol; null for an upload"),
+    ]
+    breakdowns_hidden: Annotated[str | None, Schema(description="Why the breakdowns are null.")]
+    status_url: Annotated[str, Schema(format="uri")]
+    results_url: Annotated[str, Schema(format="uri")]
+    checks: NotRequired[Annotated[list[CheckJSON], Schema(description="The owner's only, once scored.")]]
+
+
+class SubmissionsJSON(TypedDict):
+    submissions: Annotated[list[SubmissionJSON], Schema(description="Newest first")]
 
 
 def model_card_json(submission: Submission) -> dict[str, Any]:
@@ -95,9 +130,9 @@ def model_card_json(submission: Submission) -> dict[str, Any]:
     return card
 
 
-def submission_json(request: HttpRequest, submission: Submission) -> dict[str, Any]:
+def submission_json(request: HttpRequest, submission: Submission) -> SubmissionJSON:
     seen = feedback.feedback_for(submission, request.user)
-    body = {
+    body: SubmissionJSON = {
         "id": submission.pk,
         "status": seen.status,
         "model_name": submission.model_name,
@@ -108,7 +143,7 @@ def submission_json(request: HttpRequest, submission: Submission) -> dict[str, A
         "error": seen.failure or None,
         "scores": seen.shown,
         "score_history": [
-            {key: value for key, value in entry.items() if key in ScoreHistoryJSON.__annotations__}
+            cast(ScoreHistoryJSON, {key: value for key, value in entry.items() if key != "reason_label"})
             for entry in seen.history
         ],
         "carried_from": submission.carried_from_id,
@@ -120,73 +155,82 @@ def submission_json(request: HttpRequest, submission: Submission) -> dict[str, A
     if seen.disclosure.own_queries:
         # The static checks only; the owner's SQL is theirs already and stays out of the answer.
         body["checks"] = [
-            {key: line[key] for key in ("question_id", "check", "message")} for line in seen.questions
+            {"question_id": line["question_id"], "check": line["check"], "message": line["message"]}
+            for line in seen.questions
         ]
     return body
 
 
-def _form_errors(form: forms.BaseForm) -> list[str]:
-    """Every problem of a bound form, as "field: message"."""
-    return [f"{field}: {message}" for field, messages in form.errors.items() for message in messages]
+@router.get(
+    "/submissions",
+    url_name="submissions",
+    auth=TOKEN,
+    **documented("Your own submissions", 200, SubmissionsJSON, NO_TOKEN),
+)
+def submission_list(request: AuthenticatedHttpRequest) -> HttpResponse:
+    own = request.user.submissions.filter(withdrawn_at__isnull=True).select_related("version", "team")
+    return JsonResponse({"submissions": [submission_json(request, s) for s in own]})
 
 
-@token_required
-def submissions(request: AuthenticatedHttpRequest) -> JsonResponse:
-    if request.method == "GET":
-        own = request.user.submissions.filter(withdrawn_at__isnull=True).select_related("version", "team")
-        return JsonResponse({"submissions": [submission_json(request, s) for s in own]})
-    if request.method == "POST":
-        return _create(request)
-    return error(405, "method_not_allowed", "Use GET or POST.")
-
-
-def _create(request: AuthenticatedHttpRequest) -> JsonResponse:
-    limit, window = settings.TERMITE_UPLOAD_RATE_LIMIT
-    if ratelimit.hit("upload", str(request.user.pk), limit=limit, window=window):
-        return error(429, "rate_limited", "Too many uploads in the last hour. Try again later.")
-    # Refuse an oversized body before Django reads it.
-    if body_too_large(request):
-        return error(
-            413, "too_large", f"The upload is larger than {settings.TERMITE_MAX_UPLOAD_BYTES // 1024} KB."
-        )
-    data = request.POST.copy()
+@router.post(
+    "/submissions",
+    url_name="submissions",
+    auth=TOKEN,
+    throttle=RateLimit("upload"),
+    description="A public submission must give the whole model card: "
+    + ", ".join(PUBLIC_REQUIRED)
+    + "; weights open or closed, and the temperature unless sampling is greedy or beam. Each one missing is"
+    " named in the error's `details`. A private submission needs the model name only. The scores come"
+    " once it is scored: follow its `status_url`.",
+    **documented(
+        "Upload predictions with a model card",
+        201,
+        SubmissionJSON,
+        {
+            400: INVALID + " or line of the file",
+            **NO_TOKEN,
+            403: "The benchmark version takes no submissions (`version_closed`). "
+            + UNCONFIRMED
+            + ". You left the team meanwhile (`not_a_member`)",
+            413: TOO_LARGE,
+            429: "Quota (`quota_exceeded`) or rate limit (`rate_limited`, with Retry-After) exceeded",
+        },
+    ),
+)
+def submission_create(
+    request: AuthenticatedHttpRequest, fields: Form[UploadFields], predictions: File[UploadedFile]
+) -> HttpResponse:
+    data = fields.form_data()
     if "version" in data:
-        version = BenchmarkVersion.objects.filter(label=data["version"]).first()
-        if version is None:
-            return error(400, "invalid", "Invalid submission.", [f"version: no version {data['version']!r}"])
-        if not version.is_published:
-            return error(403, "version_closed", f"{version} is not published; it takes no submissions.")
-        data["version"] = str(version.pk)
-    if "public" in data and "is_public" not in data:
-        data["is_public"] = cast(str, data["public"])  # a key parsed from a request holds a value
-    upload = request.FILES.get("predictions")
+        data["version"] = published_version(data["version"]).pk
     # Django's upload handlers always set the size.
-    if upload is not None and cast(int, upload.size) > settings.TERMITE_MAX_UPLOAD_BYTES:
-        return error(
+    if cast(int, predictions.size) > settings.TERMITE_MAX_UPLOAD_BYTES:
+        raise ApiError(
             413,
             "too_large",
             f"predictions: the file is larger than {settings.TERMITE_MAX_UPLOAD_BYTES // 1024} KB",
         )
-    form = SubmissionForm(data, request.FILES, user=request.user)
+    form = SubmissionForm(data, {"predictions": predictions}, user=request.user)
     if not form.is_valid():
-        return error(400, "invalid", "Invalid submission.", _form_errors(form))
-    sent = cast(UploadedFile, upload)  # the form is valid, so the file it requires was sent
+        raise invalid("Invalid submission.", form)
     try:
         submission = services.submission_create(
             user=request.user,
             version=form.cleaned_data["version"],
-            upload=services.Upload(name=cast(str, sent.name), data=sent.read()),  # Django names each file
+            upload=services.Upload(name=cast(str, predictions.name), data=predictions.read()),
             model_card=form.model_card(),
             team=form.cleaned_data["team"],
         )
     except services.EmailUnconfirmed as problem:
-        return error(403, "email_unconfirmed", str(problem))
+        raise ApiError(403, "email_unconfirmed", str(problem)) from None
     except PredictionFileError as problem:
-        return error(400, "invalid_predictions", "The predictions file was refused.", problem.errors)
+        raise ApiError(
+            400, "invalid_predictions", "The predictions file was refused.", problem.errors
+        ) from None
     except services.NotTeamMember as problem:
-        return error(403, "not_a_member", str(problem))
+        raise ApiError(403, "not_a_member", str(problem)) from None
     except services.QuotaExceeded as problem:
-        return error(429, "quota_exceeded", str(problem))
+        raise ApiError(429, "quota_exceeded", str(problem)) from None
     # The submission as stored, queued: nothing in the answer may depend on how scoring goes (in the
     # embedded mode it has begun in a thread by now).
     response = JsonResponse(submission_json(request, submission), status=201)
@@ -194,50 +238,76 @@ def _create(request: AuthenticatedHttpRequest) -> JsonResponse:
     return response
 
 
-@require_GET
-@token_required
-def submission_detail(request: HttpRequest, pk: int) -> JsonResponse:
+@router.get(
+    "/submissions/{int:id}",
+    url_name="submission_detail",
+    auth=TOKEN,
+    **documented(
+        "One submission: status, receipt and, once scored, the scores",
+        200,
+        SubmissionJSON,
+        {**NO_TOKEN, 404: "No such submission visible to you: your own, or a public one"},
+    ),
+)
+def submission_detail(request: AuthenticatedHttpRequest, id: int) -> HttpResponse:
     submission = (
-        Submission.objects.visible_to(request.user).filter(pk=pk).select_related("version", "team").first()
+        Submission.objects.visible_to(request.user).filter(pk=id).select_related("version", "team").first()
     )
     if submission is None:
-        return error(404, "not_found", f"No submission {pk}.")
+        raise Http404(f"No submission {id}.")
     return JsonResponse(submission_json(request, submission))
 
 
-@token_required
-def errata(request: AuthenticatedHttpRequest) -> JsonResponse:
-    if request.method == "GET":
-        own = request.user.errata.select_related("question__version")
-        return JsonResponse({"errata": [erratum_json(erratum) for erratum in own]})
-    if request.method == "POST":
-        return _report(request)
-    return error(405, "method_not_allowed", "Use GET or POST.")
+# Errata.
 
 
-_ERRATUM_FIELDS = ("version", "question_id", "description")
+@from_form(ErratumForm)
+class ErratumFields(FormFields):
+    """A report that a question is wrong. Staff read it; only you and they see its description."""
+
+    version: str | None = Field(None, description=LABEL)
 
 
-@api_confirmed_email_required
-def _report(request: AuthenticatedHttpRequest) -> JsonResponse:
-    if body_too_large(request):
-        return error(413, "too_large", "The request is too large.")
-    try:
-        body = json.loads(request.body)
-    except (ValueError, UnicodeDecodeError):
-        body = None
-    if not isinstance(body, dict):
-        return error(
-            400, "invalid", "Invalid report.", ['body: send a JSON object {"question_id", "description"}']
-        )
-    # null is as good as leaving a field out: the form says which are required.
-    given = {key: body[key] for key in _ERRATUM_FIELDS if body.get(key) is not None}
-    not_text = [f"{key}: must be a string" for key, value in given.items() if not isinstance(value, str)]
-    if not_text:
-        return error(400, "invalid", "Invalid report.", not_text)
-    form = ErratumForm(given, user=request.user)
+class ErrataJSON(TypedDict):
+    errata: Annotated[list[ErratumJSON], Schema(description="Newest first")]
+
+
+@router.get(
+    "/errata",
+    url_name="errata",
+    auth=TOKEN,
+    **documented(
+        "Your own reports that a question is wrong, with staff's answers", 200, ErrataJSON, NO_TOKEN
+    ),
+)
+def errata_list(request: AuthenticatedHttpRequest) -> HttpResponse:
+    own = request.user.errata.select_related("question__version")
+    return JsonResponse({"errata": [erratum_json(erratum) for erratum in own]})
+
+
+@router.post(
+    "/errata",
+    url_name="errata",
+    auth=CONFIRMED,
+    description="Staff read the report; only you and they see its description. At most"
+    " TERMITE_ERRATA_LIMIT_PER_DAY reports a day (20 by default).",
+    **documented(
+        "Report that a question is wrong",
+        201,
+        ErratumJSON,
+        {
+            400: INVALID,
+            **NO_TOKEN,
+            403: UNCONFIRMED,
+            413: TOO_LARGE,
+            429: "Too many reports today (`rate_limited`)",
+        },
+    ),
+)
+def erratum_report(request: AuthenticatedHttpRequest, report: ErratumFields) -> HttpResponse:
+    form = ErratumForm(report.form_data(), user=request.user)
     if not form.is_valid():
-        return error(400, "invalid", "Invalid report.", _form_errors(form))
+        raise invalid("Invalid report.", form)
     try:
         erratum = errata_services.erratum_report(
             reporter=request.user,
@@ -245,27 +315,40 @@ def _report(request: AuthenticatedHttpRequest) -> JsonResponse:
             description=form.cleaned_data["description"],
         )
     except errata_services.TooManyReports as problem:
-        return error(429, "rate_limited", str(problem))
+        raise ApiError(429, "rate_limited", str(problem)) from None
     return JsonResponse(erratum_json(erratum), status=201)
 
 
-def leaderboard(request: HttpRequest) -> HttpResponse:
-    """The ranking of a published version (?version=LABEL, default the latest), public, no token."""
-    if request.method != "GET":
-        return error(405, "method_not_allowed", "Use GET.")
-    label = request.GET.get("version")
+# The leaderboard and the paired test.
+
+
+@router.get(
+    "/leaderboard",
+    url_name="leaderboard",
+    description="Public scored submissions, best first, and baselines reported in papers (not scored here),"
+    " which sit below every row with at least their EA. Accuracies are fractions in [0, 1].",
+    **documented(
+        "The public ranking of a published benchmark version; no token needed",
+        200,
+        LeaderboardJSON,
+        {400: "A malformed query", 404: "No such published version"},
+        security=[],
+    ),
+)
+def leaderboard(
+    request: HttpRequest,
+    version: QueryEx[str | None, P(description=LABEL)] = None,
+) -> HttpResponse:
     versions = BenchmarkVersion.objects.published()
-    version = versions.filter(label=label).first() if label else versions.latest_published()
-    if version is None:
-        if label:
-            return error(404, "not_found", f"No published version {label!r}.")
-        return error(404, "not_found", "No benchmark version is published yet.")
+    shown = versions.filter(label=version).first() if version else versions.latest_published()
+    if shown is None:
+        raise Http404(f"No published version {version!r}." if version else "No version is published yet.")
     # Kept gzipped (a tenth of the size): compressed once per change of the ranking, not per request.
     zipped = ranking.cached(
-        version.label,
+        shown.label,
         "json-gzip",
         lambda: gzip.compress(
-            json.dumps(exports.json_document(ranking.leaderboard_for(version=version))).encode(), mtime=0
+            json.dumps(exports.json_document(ranking.leaderboard_for(version=shown))).encode(), mtime=0
         ),
     )
     if accepts_gzip(request):
@@ -277,32 +360,141 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
     return response
 
 
+@from_form(CompareForm)
+class CompareFields(FormFields):
+    """Two submissions, by id."""
+
+
 # Why a pair has no paired test, as an HTTP status.
 _REFUSAL_STATUS = {"different_versions": 400, "not_public": 403, "not_computable": 422}
 
 
-@token_optional
-def compare(request: HttpRequest) -> JsonResponse:
-    """McNemar's test and the paired bootstrap interval of two submissions (?a=ID&b=ID), as on the compare
-    page: among those the viewer may open, public ones for anyone, a token's own and, for staff, all."""
-    if request.method != "GET":
-        return error(405, "method_not_allowed", "Use GET.")
-    form = CompareForm(request.GET)
+@router.get(
+    "/compare",
+    url_name="compare",
+    auth=ANYONE,
+    description="McNemar's exact test and a paired bootstrap 95% interval of EA(A) - EA(B), over the"
+    " questions scored for both, as on the compare page. Both must be scored on the same version and public"
+    " (staff may compare any two). Without a token, public submissions only. Only counts are returned, never"
+    " which questions differ.",
+    **documented(
+        "Whether two submissions' EA differ significantly: a paired test",
+        200,
+        ComparisonJSON,
+        {
+            400: "A missing or malformed id (`invalid`), or two submissions scored on different benchmark"
+            " versions (`different_versions`)",
+            401: "An unknown or revoked token (`invalid_token`)",
+            403: "Not both public (`not_public`): the paired test of private submissions is not shown, to"
+            " their owners either",
+            404: "Not found: either submission is not scored, or not visible to you",
+            422: "Scores stored without a verdict per question (`not_computable`): rescoring them makes the"
+            " test possible",
+        },
+        security=[{}],
+    ),
+)
+def compare(request: HttpRequest, pair: Query[CompareFields]) -> HttpResponse:
+    form = CompareForm(pair.form_data())
     if not form.is_valid():
-        details = [f"{field}: {message}" for field, messages in form.errors.items() for message in messages]
-        return error(400, "invalid", "Give two submission ids: ?a=ID&b=ID.", details)
+        raise invalid("Give two submission ids: ?a=ID&b=ID.", form)
     ids = (form.cleaned_data["a"], form.cleaned_data["b"])
-    pair = selectors.scored_pair_visible_to(viewer=request.user, ids=ids)
-    if pair is None:
-        return error(404, "not_found", f"No scored submissions {ids[0]} and {ids[1]} visible to you.")
+    scored = selectors.scored_pair_visible_to(viewer=request.user, ids=ids)
+    if scored is None:
+        raise Http404(f"No scored submissions {ids[0]} and {ids[1]} visible to you.")
     with translation.override("en"):  # the API speaks English, whatever the browser asks for
-        paired = feedback.paired_comparison(*pair, request.user)
+        paired = feedback.paired_comparison(*scored, request.user)
     if paired.shown is None:
         refusal = cast(feedback.Refusal, paired.refusal)  # never None when there is no test
-        return error(_REFUSAL_STATUS[refusal], refusal, paired.note)
+        raise ApiError(_REFUSAL_STATUS[refusal], refusal, paired.note)
     return JsonResponse(paired.shown)
 
 
-@require_GET
-def openapi(request: HttpRequest) -> JsonResponse:
-    return JsonResponse(openapi_document(server_url=request.build_absolute_uri("/").rstrip("/")))
+# What a client needs to start.
+
+
+class VersionJSON(TypedDict):
+    """A benchmark version: what it holds, and whether it takes submissions."""
+
+    label: Annotated[str, Schema(description="What `version` takes everywhere in this API")]
+    name: str
+    kind: Annotated[
+        str,
+        Schema(
+            enum=["sealed", "practice"],
+            description="sealed: a private submission's owner sees its overall scores only; practice: staff"
+            " opened the breakdowns per database and hardness to the owners of private submissions too",
+        ),
+    ]
+    questions: Annotated[int, Schema(description="The questions it scores")]
+    databases: int
+    published_at: Annotated[str | None, Schema(format="date-time", description="null for a draft (staff)")]
+    first_added_on: Annotated[
+        str | None, Schema(format="date", description="When its first database joined the benchmark")
+    ]
+    last_added_on: Annotated[
+        str | None, Schema(format="date", description="When its latest database joined the benchmark")
+    ]
+    accepts_submissions: Annotated[bool, Schema(description="Published: it takes uploads, runs and errata")]
+    latest: Annotated[bool, Schema(description="The latest published: the default wherever `version` is")]
+    questions_url: Annotated[str, Schema(format="uri")]
+
+
+class VersionsJSON(TypedDict):
+    versions: Annotated[list[VersionJSON], Schema(description="Newest first")]
+
+
+@router.get(
+    "/versions",
+    url_name="versions",
+    auth=ANYONE,
+    **documented(
+        "The benchmark's published versions (staff: drafts too)", 200, VersionsJSON, NO_TOKEN, security=[{}]
+    ),
+)
+def version_list(request: HttpRequest) -> HttpResponse:
+    latest = BenchmarkVersion.objects.latest_published()
+    versions = benchmark.visible_versions(user=request.user)
+    return JsonResponse({"versions": [_version_json(request, version, latest) for version in versions]})
+
+
+def _version_json(request: HttpRequest, version: Any, latest: BenchmarkVersion | None) -> VersionJSON:
+    """`version` as `visible_versions` annotates it."""
+    return {
+        "label": version.label,
+        "name": version.name,
+        "kind": "practice" if version.private_breakdowns else "sealed",
+        "questions": version.scored_count,
+        "databases": version.database_count,
+        "published_at": version.published_at.isoformat() if version.published_at else None,
+        "first_added_on": version.first_added_on.isoformat() if version.first_added_on else None,
+        "last_added_on": version.last_added_on.isoformat() if version.last_added_on else None,
+        "accepts_submissions": version.is_published,
+        "latest": version == latest,
+        "questions_url": request.build_absolute_uri(reverse("api:version_questions", args=[version.label])),
+    }
+
+
+class QuestionsJSON(TypedDict):
+    version: str
+    questions: Annotated[
+        list[BundleQuestionJSON],
+        Schema(description="questions.jsonl of the task bundle: the same questions, in the same order"),
+    ]
+
+
+@router.get(
+    "/versions/{label}/questions",
+    url_name="version_questions",
+    auth=CONFIRMED,
+    description="The schemas are in the task bundle, on the version's page.",
+    **documented(
+        "A version's questions, as its task bundle gives them (never their gold)",
+        200,
+        QuestionsJSON,
+        {**NO_TOKEN, 403: UNCONFIRMED, 404: "No such version visible to you"},
+    ),
+)
+def version_questions(request: AuthenticatedHttpRequest, label: str) -> HttpResponse:
+    version = benchmark.version_for(user=request.user, label=label)
+    return JsonResponse({"version": version.label, "questions": bundle_questions(version)})

@@ -1,18 +1,12 @@
-from django.urls import path
+"""The JSON API, /api/v1/: its endpoints (api.py, run_api.py) on the API that api_common.py sets up."""
 
 from leaderboard import api, run_api
+from leaderboard.api_common import api as ninja_api
+from leaderboard.api_common import urlpatterns as api_urlpatterns
 
 app_name = "api"
 
-urlpatterns = [
-    path("submissions", api.submissions, name="submissions"),
-    path("submissions/<int:pk>", api.submission_detail, name="submission_detail"),
-    path("runs", run_api.runs, name="runs"),
-    path("runs/<int:pk>", run_api.run_detail, name="run_detail"),
-    path("runs/<int:pk>/cancel", run_api.run_cancel, name="run_cancel"),
-    path("runs/<int:pk>/submit", run_api.run_submit, name="run_submit"),
-    path("errata", api.errata, name="errata"),
-    path("leaderboard", api.leaderboard, name="leaderboard"),
-    path("compare", api.compare, name="compare"),
-    path("openapi.json", api.openapi, name="openapi"),
-]
+ninja_api.add_router("", api.router)
+ninja_api.add_router("", run_api.router)
+
+urlpatterns = api_urlpatterns()

@@ -1,9 +1,11 @@
 """An erratum as its reporter sees it through the API. The keys are a public contract: add, never rename;
-leaderboard/openapi.py derives the API's description from this type."""
+the API (leaderboard/api.py) declares its answer with this type, and its OpenAPI document is generated from it."""
 
 from __future__ import annotations
 
-from typing import Annotated, TypedDict
+from typing import Annotated
+
+from typing_extensions import TypedDict
 
 from evaluation.models import Erratum
 from evaluation.scoring.scores_json import Schema

@@ -1,7 +1,8 @@
 """The ranking as JSON and CSV. The names of keys and columns are a public contract: add, never rename.
 
 Accuracies are fractions in [0, 1] in both, the self-reported Spider EA and the gap to it too. The JSON
-objects are typed below; leaderboard/openapi.py derives the API's description from these types.
+objects are typed below; the API (leaderboard/api.py) declares its answer with these types, and its OpenAPI
+document is generated from them.
 """
 
 from __future__ import annotations
@@ -9,7 +10,9 @@ from __future__ import annotations
 import csv
 import io
 from datetime import date
-from typing import Annotated, TypedDict
+from typing import Annotated
+
+from typing_extensions import TypedDict
 
 from evaluation.scoring.scores_json import Fraction, Schema
 from leaderboard.model_card import HOW_IT_RAN, Approach, InstructionLanguage, Sampling, SchemaFormat, Weights

@@ -30,10 +30,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Annotated, Any, Literal, TypedDict, cast
+from typing import Annotated, Any, Literal, cast
 
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from typing_extensions import TypedDict
 
 from evaluation.scoring.scores_json import OverallJSON, Schema, ScoresJSON, VisibleScoresJSON
 from evaluation.scoring.significance import PairedTestJSON, Pairs, paired_test

@@ -1,30 +1,130 @@
-"""The JSON API of protocol runs, v1 (token authentication, errors as in leaderboard/api.py): start a run,
-follow its progress, cancel it, submit what it answered, delete it."""
+"""The JSON API of protocol runs, v1 (token, errors and limits: api_common.py): start a run, follow its
+progress, cancel it, submit what it answered, delete it."""
 
 from __future__ import annotations
 
-import json
-from typing import Any
+from typing import Annotated, Literal
 
-from django.conf import settings
-from django.http import HttpRequest, JsonResponse
+from django.http import Http404, HttpResponse, JsonResponse
 from django.urls import reverse
+from ninja import Router
+from pydantic import Field
+from typing_extensions import TypedDict
 
-from evaluation.models import BenchmarkVersion
+from evaluation.scoring.scores_json import Schema
 from leaderboard import run_services
-from leaderboard.api import token_required
+from leaderboard.api_common import (
+    CONFIRMED,
+    INVALID,
+    LABEL,
+    NO_TOKEN,
+    RATE_LIMITED,
+    TOKEN,
+    TOO_LARGE,
+    UNCONFIRMED,
+    ApiError,
+    FormFields,
+    RateLimit,
+    documented,
+    from_form,
+    invalid,
+    published_version,
+)
 from leaderboard.forms import RunForm
 from leaderboard.models import ProtocolRun
+from leaderboard.protocols import catalogue
 from leaderboard.run_views import start_run
-from termite_site import ratelimit
 from termite_site.accounts.http import AuthenticatedHttpRequest
-from termite_site.decorators import api_confirmed_email_required
-from termite_site.http import api_error as error
-from termite_site.http import body_too_large
+
+router = Router()
 
 
-def run_json(request: HttpRequest, run: ProtocolRun) -> dict[str, Any]:
-    """A run as its owner and staff see it: never its key, nor its transcript's content."""
+# What a script leaves out takes the web form's defaults: the paper's protocol, temperature 1...
+@from_form(
+    RunForm,
+    defaults=(
+        "protocol",
+        "temperature",
+        "max_requests",
+        "max_seconds",
+        "concurrency",
+        "delete_key_when_done",
+    ),
+    optional=RunForm.DEFAULTED,
+)
+class RunFields(FormFields):
+    """A protocol run: the portal asks the endpoint every question, then submits what it answered. A public
+    run needs the model card's size, weights and training-data cutoff; the run itself says how it prompted
+    and decoded."""
+
+    version: str | None = Field(None, description=LABEL)
+
+
+class DecodingJSON(TypedDict):
+    temperature: float
+    top_p: float | None
+    max_tokens: int | None
+    seed: int | None
+
+
+class BudgetJSON(TypedDict):
+    max_requests: int
+    max_total_tokens: int | None
+    max_seconds: int
+
+
+class ProgressJSON(TypedDict):
+    """Steps are each database's first turn and each question."""
+
+    steps_done: int
+    steps_total: int
+    percent: int
+    requests: int
+    errors: int
+    tokens: int
+    seconds: float
+
+
+class RunJSON(TypedDict):
+    """A protocol run, as its owner and staff see it: never its API key nor its transcript's content."""
+
+    id: int
+    status: Annotated[str, Schema(enum=ProtocolRun.Status.values)]
+    message: Annotated[str | None, Schema(description="Why it stopped, or why it was not submitted")]
+    version: str
+    protocol: Annotated[str, Schema(enum=list(catalogue.protocols()))]
+    model: str
+    endpoint_host: str
+    decoding: DecodingJSON
+    budget: BudgetJSON
+    concurrency: int
+    progress: ProgressJSON
+    has_key: bool
+    created_at: Annotated[str, Schema(format="date-time")]
+    started_at: Annotated[str | None, Schema(format="date-time")]
+    finished_at: Annotated[str | None, Schema(format="date-time")]
+    submission_id: Annotated[int | None, Schema(description="The submission it became, once submitted")]
+    transcript_sha256: str | None
+    status_url: Annotated[str, Schema(format="uri")]
+    transcript_url: Annotated[
+        str,
+        Schema(
+            format="uri",
+            description="The transcript as canonical JSONL, on the site (a logged-in session, owner or staff)",
+        ),
+    ]
+
+
+class RunsJSON(TypedDict):
+    runs: Annotated[list[RunJSON], Schema(description="Newest first")]
+
+
+class DeletedJSON(TypedDict):
+    id: int
+    deleted: Literal[True]
+
+
+def run_json(request: AuthenticatedHttpRequest, run: ProtocolRun) -> RunJSON:
     return {
         "id": run.pk,
         "status": run.status,
@@ -65,96 +165,125 @@ def run_json(request: HttpRequest, run: ProtocolRun) -> dict[str, Any]:
     }
 
 
-@token_required
-def runs(request: AuthenticatedHttpRequest) -> JsonResponse:
-    if request.method == "GET":
-        own = ProtocolRun.objects.visible_to(request.user).filter(user=request.user).select_related("version")
-        return JsonResponse({"runs": [run_json(request, run) for run in own[:500]]})
-    if request.method == "POST":
-        return _create(request)
-    return error(405, "method_not_allowed", "Use GET or POST.")
+def _visible_run(request: AuthenticatedHttpRequest, id: int) -> ProtocolRun:
+    run = ProtocolRun.objects.visible_to(request.user).select_related("version", "user", "team").filter(pk=id)
+    found = run.first()
+    if found is None:
+        raise Http404(f"No run {id}.")
+    return found
 
 
-@api_confirmed_email_required
-def _create(request: AuthenticatedHttpRequest) -> JsonResponse:
-    limit, window = settings.TERMITE_UPLOAD_RATE_LIMIT
-    if ratelimit.hit("run", str(request.user.pk), limit=limit, window=window):
-        return error(429, "rate_limited", "Too many runs started in the last hour. Try again later.")
-    if body_too_large(request):
-        return error(413, "too_large", "The request is too large.")
-    try:
-        body = json.loads(request.body)
-    except (ValueError, UnicodeDecodeError):
-        body = None
-    if not isinstance(body, dict):
-        return error(
-            400, "invalid", "Invalid run.", ['body: send a JSON object {"endpoint_url", "model", ...}']
-        )
-    data = {key: value for key, value in body.items() if value is not None}
-    if "public" in data and "is_public" not in data:
-        data["is_public"] = data.pop("public")
+_NO_RUN = {**NO_TOKEN, 404: "No such run of yours"}
+
+
+@router.get(
+    "/runs",
+    url_name="runs",
+    auth=TOKEN,
+    **documented("Your protocol runs, newest first", 200, RunsJSON, NO_TOKEN),
+)
+def run_list(request: AuthenticatedHttpRequest) -> HttpResponse:
+    own = ProtocolRun.objects.visible_to(request.user).filter(user=request.user).select_related("version")
+    return JsonResponse({"runs": [run_json(request, run) for run in own[:500]]})
+
+
+@router.post(
+    "/runs",
+    url_name="runs",
+    auth=CONFIRMED,
+    throttle=RateLimit("run"),
+    description="The run goes on the protocol queue; follow it at its status_url. When every question is"
+    " answered it becomes a submission, marked as run by the portal, through the same checks and quotas as"
+    " an upload.",
+    **documented(
+        "Start a protocol run: the portal asks your endpoint every question, then submits",
+        201,
+        RunJSON,
+        {
+            400: INVALID,
+            **NO_TOKEN,
+            403: "The benchmark version takes no submissions (`version_closed`). " + UNCONFIRMED,
+            413: TOO_LARGE,
+            429: RATE_LIMITED,
+        },
+    ),
+)
+def run_create(request: AuthenticatedHttpRequest, run: RunFields) -> HttpResponse:
+    data = run.form_data()
     if "version" in data:
-        version = BenchmarkVersion.objects.filter(label=str(data["version"])).first()
-        if version is None:
-            return error(400, "invalid", "Invalid run.", [f"version: no version {data['version']!r}"])
-        if not version.is_published:
-            return error(403, "version_closed", f"{version} is not published; it takes no submissions.")
-        data["version"] = str(version.pk)
-    data.setdefault("delete_key_when_done", True)
-    # What a script leaves out takes the web form's defaults: the paper's protocol, temperature 1...
-    for name in ("protocol", "temperature", "max_requests", "max_seconds", "concurrency"):
-        data.setdefault(name, RunForm.base_fields[name].initial)
+        data["version"] = published_version(data["version"]).pk
     form = RunForm(data, user=request.user)
-    run = start_run(request, form) if form.is_valid() else None
-    if run is None:
-        details = [f"{field}: {message}" for field, messages in form.errors.items() for message in messages]
-        return error(400, "invalid", "Invalid run.", details)
-    response = JsonResponse(run_json(request, run), status=201)
-    response["Location"] = reverse("api:run_detail", args=[run.pk])
+    started = start_run(request, form) if form.is_valid() else None
+    if started is None:
+        raise invalid("Invalid run.", form)
+    response = JsonResponse(run_json(request, started), status=201)
+    response["Location"] = reverse("api:run_detail", args=[started.pk])
     return response
 
 
-@token_required
-def run_detail(request: AuthenticatedHttpRequest, pk: int) -> JsonResponse:
-    if request.method not in ("GET", "DELETE"):
-        return error(405, "method_not_allowed", "Use GET or DELETE.")
-    run = ProtocolRun.objects.visible_to(request.user).select_related("version").filter(pk=pk).first()
-    if run is None:
-        return error(404, "not_found", f"No run {pk}.")
-    if request.method == "DELETE":
-        run_services.run_delete(run=run)
-        return JsonResponse({"id": pk, "deleted": True})
-    return JsonResponse(run_json(request, run))
+@router.get(
+    "/runs/{int:id}",
+    url_name="run_detail",
+    auth=TOKEN,
+    **documented(
+        "One run's progress: status, steps, requests, errors, tokens, seconds", 200, RunJSON, _NO_RUN
+    ),
+)
+def run_detail(request: AuthenticatedHttpRequest, id: int) -> HttpResponse:
+    return JsonResponse(run_json(request, _visible_run(request, id)))
 
 
-@token_required
-def run_cancel(request: AuthenticatedHttpRequest, pk: int) -> JsonResponse:
-    if request.method != "POST":
-        return error(405, "method_not_allowed", "Use POST.")
-    run = ProtocolRun.objects.visible_to(request.user).select_related("version").filter(pk=pk).first()
-    if run is None:
-        return error(404, "not_found", f"No run {pk}.")
+@router.delete(
+    "/runs/{int:id}",
+    url_name="run_detail",
+    auth=TOKEN,
+    **documented(
+        "Delete the run, its key and its transcript (cancelled first if it runs)", 200, DeletedJSON, _NO_RUN
+    ),
+)
+def run_delete(request: AuthenticatedHttpRequest, id: int) -> HttpResponse:
+    run_services.run_delete(run=_visible_run(request, id))
+    return JsonResponse({"id": id, "deleted": True})
+
+
+@router.post(
+    "/runs/{int:id}/cancel",
+    url_name="run_cancel",
+    auth=TOKEN,
+    **documented(
+        "Cancel a queued or running run; what was answered stays",
+        200,
+        RunJSON,
+        {**_NO_RUN, 409: "The run has already ended (`not_active`)"},
+    ),
+)
+def run_cancel(request: AuthenticatedHttpRequest, id: int) -> HttpResponse:
+    run = _visible_run(request, id)
     if not run_services.run_cancel(run=run):
-        return error(409, "not_active", f"Run {pk} has already ended ({run.status}).")
+        raise ApiError(409, "not_active", f"Run {id} has already ended ({run.status}).")
     return JsonResponse(run_json(request, run))
 
 
-@token_required
-@api_confirmed_email_required
-def run_submit(request: AuthenticatedHttpRequest, pk: int) -> JsonResponse:
-    if request.method != "POST":
-        return error(405, "method_not_allowed", "Use POST.")
-    run = (
-        ProtocolRun.objects.visible_to(request.user)
-        .select_related("version", "user", "team")
-        .filter(pk=pk)
-        .first()
-    )
-    if run is None:
-        return error(404, "not_found", f"No run {pk}.")
+@router.post(
+    "/runs/{int:id}/submit",
+    url_name="run_submit",
+    auth=CONFIRMED,
+    **documented(
+        "Submit what an ended run answered (stopped by its budget, cancelled, or refused by a quota)",
+        201,
+        RunJSON,
+        {
+            **_NO_RUN,
+            403: UNCONFIRMED,
+            409: "Not submitted (`not_submitted`): the message says why (a quota, no SQL, already submitted)",
+        },
+    ),
+)
+def run_submit(request: AuthenticatedHttpRequest, id: int) -> HttpResponse:
+    run = _visible_run(request, id)
     try:
         run_services.run_submit(run=run)
     except run_services.NotSubmitted as problem:
-        return error(409, "not_submitted", str(problem))
+        raise ApiError(409, "not_submitted", str(problem)) from None
     run.refresh_from_db()
     return JsonResponse(run_json(request, run), status=201)

@@ -1,5 +1,6 @@
-"""Who may reach a view: staff only, or an account whose e-mail address is confirmed (the web page and the
-JSON API each have their own form of the refusal, from the one rule `User.must_confirm_email`)."""
+"""Who may reach a view: staff only, or an account whose e-mail address is confirmed (the web pages here;
+the JSON API refuses in its own form, from the same rule `User.must_confirm_email`, in its token:
+`leaderboard.api_common.BearerToken`)."""
 
 from __future__ import annotations
 
@@ -9,12 +10,11 @@ from typing import Concatenate, ParamSpec, cast
 
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import render
 
 from termite_site.accounts.http import AuthenticatedHttpRequest
-from termite_site.http import api_error
 
 _P = ParamSpec("_P")
 
@@ -57,25 +57,5 @@ def confirmed_email_required(
             back = request.get_full_path() if request.method == "GET" else ""
             return render(request, "accounts/email_unconfirmed.html", {"next": back}, status=403)
         return view(cast(AuthenticatedHttpRequest, request), *args, **kwargs)
-
-    return wrapper
-
-
-def api_confirmed_email_required(
-    view: Callable[Concatenate[AuthenticatedHttpRequest, _P], JsonResponse],
-) -> Callable[Concatenate[AuthenticatedHttpRequest, _P], JsonResponse]:
-    """The same rule behind the API's token (`leaderboard.api.token_required`): 403 `email_unconfirmed`."""
-
-    @wraps(view)
-    def wrapper(request: AuthenticatedHttpRequest, /, *args: _P.args, **kwargs: _P.kwargs) -> JsonResponse:
-        if request.user.must_confirm_email:
-            return api_error(
-                403,
-                "email_unconfirmed",
-                f"Confirm your e-mail address first: open the link we sent to {request.user.email}, or ask"
-                " for a new one on your profile page. Until then this account gets no questions, errata or"
-                " protocol runs.",
-            )
-        return view(request, *args, **kwargs)
 
     return wrapper

@@ -52,6 +52,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_rq",
     "csp",
+    # The API (leaderboard/api.py); installed so that its docs page is served from its static files.
+    "ninja",
     "termite_site",
     "termite_site.accounts",
     "evaluation",

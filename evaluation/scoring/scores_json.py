@@ -2,12 +2,17 @@
 `manage.py score --json` prints and `Submission.scores` stores, and what the pages, charts, ranking and
 API read. Its keys are public (the API returns them): add, never rename.
 
-Accuracies are fractions in [0, 1]. leaderboard/openapi.py derives the API's description from these types.
+Accuracies are fractions in [0, 1]. The API (leaderboard/api.py) declares its answers with these types,
+and its OpenAPI document is generated from them. They are `typing_extensions` TypedDicts, as every JSON
+contract here is: pydantic, which generates the document, reads `typing`'s only from Python 3.12 on.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, NotRequired, TypedDict
+from collections.abc import Callable
+from typing import Annotated, Any, NotRequired
+
+from typing_extensions import TypedDict
 
 from evaluation.scoring.vocabulary import Outcome
 
@@ -15,11 +20,18 @@ from evaluation.scoring.vocabulary import Outcome
 class Schema:
     """`Annotated` metadata: JSON Schema keywords a type alone cannot say (bounds, a format, a description).
 
-    Compared by identity, so hashable, as typing needs `Annotated` metadata to be inside a union.
+    Compared by identity, so hashable, as typing needs `Annotated` metadata to be inside a union. Pydantic
+    adds the keywords to the type's JSON Schema through `__get_pydantic_json_schema__`, a method it looks
+    for on any metadata: this library imports no pydantic. They describe; nothing validates by them.
     """
 
     def __init__(self, **keywords: Any) -> None:
         self.keywords = keywords
+
+    def __get_pydantic_json_schema__(
+        self, schema: Any, handler: Callable[[Any], dict[str, Any]]
+    ) -> dict[str, Any]:
+        return {**handler(schema), **self.keywords}
 
     def __repr__(self) -> str:
         return f"Schema(**{self.keywords!r})"

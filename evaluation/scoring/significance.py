@@ -23,7 +23,9 @@ import math
 import random
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Annotated, TypedDict
+from typing import Annotated
+
+from typing_extensions import TypedDict
 
 from evaluation.scoring.metrics import BOOTSTRAP_SEED, binomial_cdf, percentile_interval
 from evaluation.scoring.scores_json import Fraction, Interval, Schema

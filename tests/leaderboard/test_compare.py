@@ -11,13 +11,12 @@ from django.utils import timezone
 
 from evaluation.scoring.significance import Pairs, paired_bootstrap_ci
 from leaderboard.feedback import ComparisonJSON
-from leaderboard.openapi import json_schema
 from leaderboard.services import submission_score
 from termite_site.accounts.services import api_token_create
 from tests.evaluation.gold_leaks import assert_no_gold, gold_texts
 from tests.factories import version_make
 from tests.leaderboard.scored import QUESTION_IDS, outcome_lines, scored_fields
-from tests.leaderboard.test_openapi import violations
+from tests.leaderboard.test_openapi import json_schema, violations
 
 pytestmark = pytest.mark.django_db
 

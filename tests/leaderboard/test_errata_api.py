@@ -12,10 +12,9 @@ from evaluation.errata import erratum_accept, erratum_decline, erratum_report
 from evaluation.models import Erratum
 from evaluation.services import version_create_draft
 from leaderboard.errata_json import ErratumJSON
-from leaderboard.openapi import json_schema
 from termite_site.accounts.services import api_token_create
 from tests.leaderboard.test_api import assert_error, auth
-from tests.leaderboard.test_openapi import violations
+from tests.leaderboard.test_openapi import json_schema, violations
 
 pytestmark = pytest.mark.django_db
 

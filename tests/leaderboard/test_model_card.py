@@ -29,6 +29,7 @@ from termite_site.accounts.models import Team
 from termite_site.accounts.services import api_token_create
 from tests.demo import PUBLIC_CARD
 from tests.leaderboard.scored import scored_fields
+from tests.leaderboard.test_openapi import nullable
 
 SHARED = [field.name for field in ModelCard._meta.get_fields()]
 LINE = b'{"question_id": "biblioteca-001", "sql": "SELECT 1"}\n'
@@ -319,18 +320,18 @@ def test_the_leaderboard_page_shows_the_prompt_and_the_cutoff_with_the_decoding_
 
 def test_the_openapi_document_lists_the_card_for_uploads_and_answers(client, db):
     document = client.get(reverse("api:openapi")).json()
-    upload = document["paths"]["/api/v1/submissions"]["post"]["requestBody"]["content"]["multipart/form-data"]
-    properties = upload["schema"]["properties"]
+    upload = document["paths"]["/api/v1/submissions"]["post"]
+    properties = upload["requestBody"]["content"]["multipart/form-data"]["schema"]["properties"]
     assert set(Submission.MODEL_CARD_FIELDS) - {"is_public"} <= set(properties)
-    assert properties["schema_format"]["enum"] == SchemaFormat.values
-    assert properties["run_date"]["format"] == "date"
+    assert properties["schema_format"]["enum"] == [*SchemaFormat.values, None]  # null: not said
+    assert properties["run_date"]["anyOf"][0] == {"type": "string", "format": "date"}
     for name in PUBLIC_REQUIRED:
-        assert name in upload["schema"]["description"]
+        assert name in upload["description"]
     answer = document["components"]["schemas"]["Submission"]["properties"]["model_card"]["properties"]
-    assert answer["shots"]["type"] == ["integer", "null"] and None in answer["sampling"]["enum"]
+    assert nullable(answer["shots"]) == ["integer", "null"] and None in answer["sampling"]["enum"]
     row = document["components"]["schemas"]["LeaderboardRow"]["properties"]
-    assert row["file_sha256"]["type"] == ["string", "null"]
-    assert row["training_cutoff"]["type"] == ["string", "null"]
+    assert nullable(row["file_sha256"]) == ["string", "null"]
+    assert nullable(row["training_cutoff"]) == ["string", "null"]
 
 
 def test_a_submission_carried_to_a_derived_version_keeps_its_card_and_its_files_sha256(
@@ -343,3 +344,11 @@ def test_a_submission_carried_to_a_derived_version_keeps_its_card_and_its_files_
     for name in Submission.MODEL_CARD_FIELDS:
         assert getattr(copy, name) == getattr(public_scored, name), name
     assert copy.file_sha256 == public_scored.file_sha256
+
+
+@pytest.mark.parametrize("name", ["public", "is_public"])
+def test_the_api_takes_public_under_the_forms_name_too(post, name):
+    """`public` is what the API documents; `is_public`, the form's name, was always taken too."""
+    status, errors = post("api", **{name: "true"}, **PUBLIC_CARD)
+    assert (status, errors) == (201, {})
+    assert Submission.objects.get().is_public

@@ -1,23 +1,39 @@
-"""The OpenAPI document derives its schemas of the scores and of a leaderboard row from the TypedDicts the
-code is annotated with; what the API returns matches what the document says."""
+"""The OpenAPI document is generated from the routes and from the TypedDicts the answers are annotated
+with (the scores, a leaderboard row, ...): it describes every route of the API, and what the API returns
+matches what it says."""
 
 from __future__ import annotations
 
 import math
 import re
 from datetime import date
-from typing import Annotated, Literal, NotRequired, TypedDict
+from typing import Annotated, Literal, NotRequired
 
 import pytest
-from django.urls import reverse
+from django.urls import URLPattern, get_resolver, reverse
+from ninja.openapi.schema import REF_TEMPLATE
+from ninja.schema import NinjaGenerateJsonSchema
+from pydantic import TypeAdapter
+from typing_extensions import TypedDict
 
 from evaluation.scoring.scores_json import Schema, ScoresJSON, VisibleScoresJSON
+from leaderboard.api_common import named_as_contracts
 from leaderboard.exports import LeaderboardJSON, LeaderboardRowJSON
 from leaderboard.models import Baseline
-from leaderboard.openapi import json_schema
 from leaderboard.services import submission_score
 from termite_site.accounts.services import api_token_create
 from tests.leaderboard.scored import scored_fields
+
+
+def json_schema(contract) -> dict:
+    """The component the document gives a contract: its JSON Schema as the API generates it, the contracts
+    it holds referred to as their components."""
+    schema = TypeAdapter(contract).json_schema(
+        ref_template=REF_TEMPLATE, schema_generator=NinjaGenerateJsonSchema, mode="serialization"
+    )
+    schema.pop("$defs", None)
+    return named_as_contracts(schema)
+
 
 _TYPES = {"object": dict, "array": list, "string": str, "boolean": bool, "null": type(None)}
 
@@ -29,8 +45,10 @@ def is_json_type(instance, json_type: str) -> bool:
     return isinstance(instance, _TYPES[json_type])
 
 
-def violations(instance, schema: dict, document: dict, where: str = "$") -> list[str]:
+def violations(instance, schema: dict | bool, document: dict, where: str = "$") -> list[str]:
     """Where `instance` breaks `schema`: the keywords the document uses, checked as JSON Schema does."""
+    if schema is True:  # anything (the values of a dict[str, Any])
+        return []
     if "$ref" in schema:
         name = schema["$ref"].removeprefix("#/components/schemas/")
         return violations(instance, document["components"]["schemas"][name], document, where)
@@ -60,6 +78,8 @@ def violations(instance, schema: dict, document: dict, where: str = "$") -> list
     if isinstance(instance, dict):
         problems += [f"{where}: no {key!r}" for key in schema.get("required", []) if key not in instance]
         properties = schema.get("properties", {})
+        names = schema.get("propertyNames", {}).get("enum")
+        problems += [f"{where}: key {key!r} not in {names}" for key in instance if names and key not in names]
         for key, value in instance.items():
             if key in properties:
                 problems += violations(value, properties[key], document, f"{where}.{key}")
@@ -77,8 +97,39 @@ def component(document: dict, name: str) -> dict:
     return document["components"]["schemas"][name]
 
 
+def nullable(schema: dict) -> list[str]:
+    """The JSON types a property of the document takes, null among them where it may be null."""
+    return [branch.get("type", "$ref") for branch in schema.get("anyOf", [schema])]
+
+
+def test_the_document_describes_every_route_of_the_api(document):
+    """Each route of /api/v1/, with each method it takes: the pages that describe the API aside."""
+    (api,) = [route for route in get_resolver().url_patterns if str(route.pattern) == "api/v1/"]
+    described = {
+        path: {method.upper() for method in operations} for path, operations in document["paths"].items()
+    }
+    routed = {}
+    for route in api.url_patterns:
+        assert isinstance(route, URLPattern)
+        if route.name in ("openapi", "docs", "index", "api-root"):
+            continue
+        path = "/api/v1/" + re.sub(r"<(?:\w+:)?(\w+)>", r"{\1}", str(route.pattern))
+        allowed = route.callback(_request_of("OPTIONS"))["Allow"]
+        routed[path] = {method.strip() for method in allowed.split(",")}
+    assert routed == described
+    assert {"/api/v1/versions", "/api/v1/versions/{label}/questions", "/api/v1/runs/{id}/submit"} <= set(
+        routed
+    )
+
+
+def _request_of(method: str):
+    from django.test import RequestFactory
+
+    return RequestFactory().generic(method, "/")
+
+
 def test_the_document_describes_the_scores_and_rows_as_typed(document):
-    assert component(document, "Scores") == json_schema(VisibleScoresJSON)
+    assert component(document, "VisibleScores") == json_schema(VisibleScoresJSON)
     assert component(document, "LeaderboardRow") == json_schema(LeaderboardRowJSON)
     assert set(component(document, "LeaderboardRow")["properties"]) == set(LeaderboardRowJSON.__annotations__)
     leaderboard = component(document, "Leaderboard")
@@ -87,10 +138,10 @@ def test_the_document_describes_the_scores_and_rows_as_typed(document):
 
 
 def test_the_breakdowns_of_the_scores_may_be_null_and_list_every_outcome(document):
-    properties = component(document, "Scores")["properties"]
+    properties = component(document, "VisibleScores")["properties"]
     for breakdown in ("per_database", "per_hardness", "outcomes"):
-        assert properties[breakdown]["type"] == ["object", "null"]
-    assert list(properties["outcomes"]["properties"]) == [
+        assert nullable(properties[breakdown]) == ["object", "null"]
+    assert properties["outcomes"]["anyOf"][0]["propertyNames"]["enum"] == [
         "correct",
         "wrong_result",
         "reads_no_table",
@@ -103,7 +154,7 @@ def test_the_breakdowns_of_the_scores_may_be_null_and_list_every_outcome(documen
 
 
 def test_a_check_the_owner_is_shown_may_say_that_their_query_reads_no_table(document):
-    check = component(document, "Submission")["properties"]["checks"]["items"]["properties"]["check"]
+    check = component(document, "Check")["properties"]["check"]
     assert check["enum"] == [
         "submitted",
         "reads_no_table",
@@ -116,7 +167,7 @@ def test_a_check_the_owner_is_shown_may_say_that_their_query_reads_no_table(docu
 
 def test_ts_ea_of_a_row_is_a_fraction_or_null(document):
     row = component(document, "LeaderboardRow")["properties"]
-    assert row["ts_ea"]["type"] == ["number", "null"] and row["ts_ea_ci95"]["type"] == ["array", "null"]
+    assert nullable(row["ts_ea"]) == ["number", "null"] and nullable(row["ts_ea_ci95"]) == ["array", "null"]
 
 
 @pytest.mark.django_db
@@ -148,18 +199,19 @@ def test_the_scores_the_api_returns_match_their_schema(
     url = reverse("api:submission_detail", args=[submission.pk])
     answer = client.get(url, HTTP_AUTHORIZATION=f"Bearer {raw}").json()
     assert (answer["scores"]["per_database"] is None) is not public
-    assert set(answer["scores"]) == set(component(document, "Scores")["properties"])
+    assert set(answer["scores"]) == set(component(document, "VisibleScores")["properties"])
     assert violations(answer, component(document, "Submission"), document) == []
 
 
 @pytest.mark.django_db
-def test_the_scores_the_scorer_writes_match_the_full_type(make_submission, gold):
+def test_the_scores_the_scorer_writes_match_the_full_type(client, make_submission, gold):
     submission = make_submission(predictions=gold, dialect="mysql")
     submission_score(submission_id=submission.pk)
     submission.refresh_from_db()
-    schema = json_schema(ScoresJSON)
-    assert violations(submission.scores, schema, {}) == []
-    assert violations({**submission.scores, "per_database": None}, schema, {}) != []
+    schema = json_schema(ScoresJSON)  # its parts are the document's components, as the scores' parts
+    document = client.get(reverse("api:openapi")).json()
+    assert violations(submission.scores, schema, document) == []
+    assert violations({**submission.scores, "per_database": None}, schema, document) != []
 
 
 class _Example(TypedDict):
@@ -176,33 +228,16 @@ class _Example(TypedDict):
     note: NotRequired[str]
 
 
-def test_json_schema_maps_each_kind_of_annotation():
-    assert json_schema(_Example) == {
-        "type": "object",
-        "description": "An example, on two lines.",
-        "required": ["name", "size", "share", "tags", "counts", "by_name", "kind"],
-        "properties": {
-            "name": {"type": "string"},
-            "size": {"type": ["integer", "null"], "description": "null when unknown"},
-            "share": {"type": ["number", "null"], "minimum": 0},
-            "tags": {"type": "array", "items": {"type": "string"}},
-            "counts": {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}},
-            "by_name": {"type": "object", "additionalProperties": {"type": "boolean"}},
-            "kind": {"type": "string", "enum": ["x", "y"]},
-            "note": {"type": "string"},  # described, not required
-        },
-    }
-    assert json_schema(_Example | None) == {**json_schema(_Example), "type": ["object", "null"]}
-    assert json_schema(_Example | int) == {"anyOf": [json_schema(_Example), {"type": "integer"}]}
-    assert json_schema(list[_Example], refs={_Example: "Example"}) == {
-        "type": "array",
-        "items": {"$ref": "#/components/schemas/Example"},
-    }
-    assert json_schema(Literal["x"] | None) == {
-        "anyOf": [{"type": "string", "enum": ["x"]}, {"type": "null"}]
-    }
-    with pytest.raises(TypeError, match="no JSON Schema"):
-        json_schema(set[str])
+def test_a_contract_is_described_with_its_docstring_and_the_schema_keywords_of_its_annotations():
+    schema = json_schema(_Example)
+    assert schema["description"] == "An example,\non two lines."
+    assert schema["required"] == ["name", "size", "share", "tags", "counts", "by_name", "kind"]
+    properties = schema["properties"]
+    assert nullable(properties["size"]) == ["integer", "null"]
+    assert properties["size"]["description"] == "null when unknown"
+    assert properties["share"]["anyOf"][0] == {"type": "number", "minimum": 0}
+    assert properties["counts"]["propertyNames"] == {"enum": ["a", "b"]}
+    assert properties["kind"]["enum"] == ["x", "y"]
 
 
 def test_the_validator_of_these_tests_catches_what_it_should():
@@ -227,8 +262,7 @@ def test_the_validator_of_these_tests_catches_what_it_should():
 
 def test_keys_the_scores_may_lack_are_described_but_not_required(document):
     """Scores made before scorer 1.3.0 have no TS-EA; they match the description all the same."""
-    scores = component(document, "Scores")["properties"]
-    overall, group = scores["overall"], scores["per_database"]["additionalProperties"]
+    overall, group = component(document, "Overall"), component(document, "Accuracy")
     assert {"ts_ea", "ts_ea_ci95", "ts_questions"} <= set(overall["properties"]) - set(overall["required"])
     assert "ts_ea" in set(group["properties"]) - set(group["required"])
     older = {"ea": 0.5, "ea_strict": 0.5, "ea_ci95": [0.3, 0.7], "n": 4, "excluded": 0}
@@ -239,6 +273,6 @@ def test_keys_the_scores_may_lack_are_described_but_not_required(document):
 def test_a_row_says_whether_when_and_how_it_was_verified(document):
     row = component(document, "LeaderboardRow")["properties"]
     assert row["verified"]["type"] == "boolean"
-    assert row["verified_at"]["type"] == ["string", "null"] and row["verified_at"]["format"] == "date"
-    assert row["verified_note"]["type"] == ["string", "null"]
+    assert nullable(row["verified_at"]) == ["string", "null"] and row["verified_at"]["format"] == "date"
+    assert nullable(row["verified_note"]) == ["string", "null"]
     assert "verified_by" not in row

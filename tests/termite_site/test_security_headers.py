@@ -31,8 +31,9 @@ SITE_POLICY = {
     "form-action": ["'self'"],
     "frame-ancestors": ["'none'"],
 }
-# django-rq's pages, with their own exception (the test after the next).
+# django-rq's pages and the API's docs, each with its own exception (the tests after the next).
 DASHBOARD = ("/admin/rq/", "/admin/django_rq/")
+API_DOCS = "/api/v1/docs"
 DENIED = {"camera", "microphone", "geolocation", "payment", "usb"}
 
 
@@ -76,7 +77,7 @@ def test_every_answer_carries_the_strict_policy_and_denies_the_browsers_devices(
     assert len(pages) > 40, sorted(pages)
     without_policy = [path for path, response in pages.items() if "Content-Security-Policy" not in response]
     assert without_policy == []
-    site_pages = {path: r for path, r in pages.items() if not path.startswith(DASHBOARD)}
+    site_pages = {path: r for path, r in pages.items() if not path.startswith((*DASHBOARD, API_DOCS))}
     other_policy = [
         p for p, r in site_pages.items() if directives(r["Content-Security-Policy"]) != SITE_POLICY
     ]
@@ -99,6 +100,13 @@ def test_django_rqs_dashboard_alone_allows_inline_styles_and_handlers_but_no_inl
         assert policy["script-src-attr"] == ["'unsafe-inline'"]
         assert policy["script-src"] == ["'self'"]
         assert denied_features(response["Permissions-Policy"]) >= DENIED
+
+
+def test_the_api_docs_alone_allow_data_images_and_nothing_else_of_the_strict_policy(client):
+    """Swagger UI's stylesheet draws its icons as data: images; its scripts are static files, as ours."""
+    response = client.get(API_DOCS)
+    assert response.status_code == 200
+    assert directives(response["Content-Security-Policy"]) == {**SITE_POLICY, "img-src": ["'self'", "data:"]}
 
 
 def test_plotly_still_looks_for_the_elements_the_chart_pages_give_it():
