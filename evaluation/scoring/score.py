@@ -29,6 +29,10 @@ from evaluation.scoring.sandbox_child import MAX_ERROR_CHARS
 from evaluation.scoring.scores_json import ScoresJSON
 from evaluation.scoring.vocabulary import EXCLUDED
 
+# 1.5.0: MySQL 8.0's default sql_mode: ONLY_FULL_GROUP_BY with its functional dependence (ERROR 1055, 1140,
+# 3065, 3066: a static syntax_error); integer results out of range, UNSIGNED ones below zero included, are
+# ERROR 1690 as the query runs; zero dates are NULL; every utf8mb4/utf8mb3 collation in COLLATE (1273, 1253);
+# the day numbers (TO_DAYS, FROM_DAYS, ...) as MySQL counts them; ANY_VALUE(x) no longer aggregates.
 # 1.4.0: a prediction that reads no table (`SELECT 'Roma'`, a CTE of constants) is `reads_no_table`, wrong
 # whatever it returns: its result cannot depend on the database. Every other verdict is as in 1.3.0.
 # 1.3.0: test-suite EA (TS-EA): a prediction right on the original database must be right on every
@@ -38,7 +42,7 @@ from evaluation.scoring.vocabulary import EXCLUDED
 # (conformance.py); a SQLite prediction may not call the MySQL helpers the sandbox installs.
 # 1.1.0: result caps (20,000 rows, 8 MB; 256 MB a submission), static outcomes marked, predictions the
 # reader chokes on scored alone. EA of every ordinary prediction is as in 1.0.0.
-SCORER_VERSION = "1.4.0"
+SCORER_VERSION = "1.5.0"
 
 
 def scored_by_older_scorer(scorer_version: str) -> bool:
