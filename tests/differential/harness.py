@@ -76,6 +76,7 @@ class Differential:
     judged: list[Judged]
     runnable: list[str]  # question ids whose gold runs on MariaDB and on the portal
     seconds: dict[str, float] = field(default_factory=dict)
+    scratch_databases: tuple[str, ...] = ()  # the run's own, dropped when it ended
 
     def count(self, classification: str) -> int:
         return sum(1 for j in self.judged if j.classification == classification)
@@ -274,7 +275,8 @@ def run_differential(source: BenchmarkSource, *, reference_url: str, directory: 
         Judged(case, outcome, verdict, error, strict)
         for case, (outcome, error), (verdict, strict) in zip(cases, outcomes, verdicts, strict=True)
     ]
-    return Differential(judged, runnable, seconds)
+    scratch = tuple(reference.name for reference in references.values())
+    return Differential(judged, runnable, seconds, scratch)
 
 
 def summary_lines(result: Differential, *, only: Iterable[Judged] | None = None) -> list[str]:
