@@ -16,8 +16,7 @@ import pytest
 
 from evaluation.scoring.collations import canonical_collation, collation_charset, install_collations
 from evaluation.scoring.dialect import TranspileError, read_schema, to_sqlite
-from evaluation.scoring.functions import install_functions
-from evaluation.scoring.mysql_dump import build_sqlite
+from tests.evaluation.mysql_copy import connected_copy, rows
 
 # SHOW COLLATION WHERE Charset = 'utf8mb4' on MySQL 8.0 (8.0.30 and later): 89 names.
 UTF8MB4 = """
@@ -145,15 +144,7 @@ INSERT INTO esatta VALUES ('Rossi'), ('rossi');
 
 @pytest.fixture(scope="module")
 def conn(tmp_path_factory: pytest.TempPathFactory) -> sqlite3.Connection:
-    path = tmp_path_factory.mktemp("collations") / "nomi.sqlite3"
-    build_sqlite(DUMP, path)
-    connection = sqlite3.connect(path)
-    install_functions(connection)
-    return connection
-
-
-def rows(conn: sqlite3.Connection, mysql: str) -> list[tuple]:
-    return conn.execute(to_sqlite(mysql, schema=read_schema(conn))).fetchall()
+    return connected_copy(DUMP, tmp_path_factory.mktemp("collations") / "nomi.sqlite3")
 
 
 @pytest.mark.parametrize("collation", UTF8MB4)

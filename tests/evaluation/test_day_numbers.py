@@ -13,9 +13,7 @@ import sqlite3
 
 import pytest
 
-from evaluation.scoring.dialect import read_schema, to_sqlite
-from evaluation.scoring.functions import install_functions
-from evaluation.scoring.mysql_dump import build_sqlite
+from tests.evaluation.mysql_copy import connected_copy, rows
 
 DUMP = """
 CREATE TABLE prestiti (
@@ -31,15 +29,7 @@ INSERT INTO prestiti VALUES
 
 @pytest.fixture(scope="module")
 def conn(tmp_path_factory: pytest.TempPathFactory) -> sqlite3.Connection:
-    path = tmp_path_factory.mktemp("days") / "prestiti.sqlite3"
-    build_sqlite(DUMP, path)
-    connection = sqlite3.connect(path)
-    install_functions(connection)
-    return connection
-
-
-def rows(conn: sqlite3.Connection, mysql: str) -> list[tuple]:
-    return conn.execute(to_sqlite(mysql, schema=read_schema(conn))).fetchall()
+    return connected_copy(DUMP, tmp_path_factory.mktemp("days") / "prestiti.sqlite3")
 
 
 def value(conn: sqlite3.Connection, expression: str) -> object:

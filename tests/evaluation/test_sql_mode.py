@@ -26,10 +26,11 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.scoring.dialect import TranspileError, read_schema, to_sqlite
+from evaluation.scoring.dialect import TranspileError, to_sqlite
 from evaluation.scoring.functions import install_functions
 from evaluation.scoring.mysql_dump import build_sqlite
 from evaluation.scoring.sandbox import Limits, Sandbox
+from tests.evaluation.mysql_copy import rows
 
 DUMP = """
 CREATE TABLE soci (id INT PRIMARY KEY, tessera VARCHAR(8), nato DATE, quota INT UNSIGNED);
@@ -49,10 +50,6 @@ def conn(copy: Path) -> sqlite3.Connection:
     connection = sqlite3.connect(copy)
     install_functions(connection)
     return connection
-
-
-def rows(conn: sqlite3.Connection, mysql: str) -> list[tuple]:
-    return conn.execute(to_sqlite(mysql, schema=read_schema(conn))).fetchall()
 
 
 def test_strict_trans_tables_leaves_a_select_reading_an_invalid_value_with_a_warning(conn) -> None:

@@ -16,8 +16,8 @@ import sqlite3
 import pytest
 
 from evaluation.scoring.dialect import read_schema, to_sqlite
-from evaluation.scoring.functions import install_functions, raised_error
-from evaluation.scoring.mysql_dump import build_sqlite
+from evaluation.scoring.functions import raised_error
+from tests.evaluation.mysql_copy import connected_copy
 
 DUMP = """
 CREATE TABLE libri (
@@ -33,11 +33,7 @@ INSERT INTO libri (pagine, copie, prezzo, uscita) VALUES (120, 3, 9.50, 1999), (
 
 @pytest.fixture(scope="module")
 def conn(tmp_path_factory: pytest.TempPathFactory) -> sqlite3.Connection:
-    path = tmp_path_factory.mktemp("unsigned") / "libri.sqlite3"
-    build_sqlite(DUMP, path)
-    connection = sqlite3.connect(path)
-    install_functions(connection)
-    return connection
+    return connected_copy(DUMP, tmp_path_factory.mktemp("unsigned") / "libri.sqlite3")
 
 
 def answer(conn: sqlite3.Connection, mysql: str) -> list[tuple] | str:
