@@ -48,6 +48,9 @@ THROUGH_UPLOAD = {
     # load: a busy machine builds the string more slowly).
     "memory-exhaustion-by-sort": {"timeout", "resource_limit"},
     "group-concat-explosion": {"timeout", "resource_limit"},
+    # Writing the capped 10 MB of text takes about 0.13 s on a quiet machine, close to this test's 0.2 s
+    # budget: a busy one runs out of time first (the sandbox tests check the cap at their own budget).
+    "printf-expansion-capped": {"wrong_result", "timeout"},
 }
 
 
