@@ -33,6 +33,7 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import TracebackType
 
 from evaluation.models import BenchmarkVersion, StoredDatabase
 
@@ -193,3 +194,43 @@ def _fsync_folder(folder: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+class installed_copies:
+    """Store built SQLite files on the platform and in this host's cache; on failure undo what this added.
+
+    Entered outside the transaction that stores what refers to them, and `store()` called inside it: the
+    `StoredDatabase` rows then commit or roll back with the version, and the files this host's cache gained
+    are removed on failure. The web host keeps its own copies, so the embedded mode never fetches one.
+    """
+
+    def __init__(self, files: list[tuple[Path, str]]) -> None:
+        self.files = files  # (built file, its sha256)
+        self.added: list[str] = []
+
+    def __enter__(self) -> installed_copies:
+        for path, sha256 in self.files:
+            if not StoredDatabase.cache_path(sha256).exists():
+                write_copy(path.read_bytes(), sha256)
+                self.added.append(sha256)
+        return self
+
+    def store(self) -> None:
+        """The platform's copies: each written once, whichever version built it first."""
+        known = set(
+            StoredDatabase.objects.filter(sha256__in=[sha for _, sha in self.files]).values_list(
+                "sha256", flat=True
+            )
+        )
+        for path, sha256 in self.files:
+            if sha256 not in known:
+                known.add(sha256)
+                content = path.read_bytes()
+                StoredDatabase.objects.create(sha256=sha256, content=content, size=len(content))
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if exc_type is not None:
+            for sha256 in self.added:
+                forget(sha256)

@@ -197,6 +197,10 @@ class Database(models.Model):
     column_count = models.PositiveIntegerField(default=0)
     row_count = models.PositiveIntegerField(default=0)
     build_report = models.JSONField(default=dict, blank=True)
+    # The scorer version whose converter built the copy and its neighbours and whose transpiler wrote the
+    # questions' SQLite gold: an older one means they are rebuilt before its submissions are rescored
+    # (evaluation/rebuilding.py). Blank for databases stored before this was recorded.
+    built_by_scorer = models.CharField(max_length=20, blank=True)
 
     class Meta:
         ordering = ["slug"]

@@ -12,7 +12,6 @@ import tempfile
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from types import TracebackType
 from typing import Any, TypedDict
 
 from django.conf import settings
@@ -30,7 +29,6 @@ from evaluation.models import (
     ParticipantsSee,
     Question,
     SchemaShown,
-    StoredDatabase,
     ValidationReport,
 )
 from evaluation.prepared import (
@@ -46,6 +44,7 @@ from evaluation.prepared import (
 from evaluation.schemas import quoted_golds
 from evaluation.scoring import schema_shape
 from evaluation.scoring.dialect import read_schema
+from evaluation.scoring.score import SCORER_VERSION
 from evaluation.scoring.suites import BuiltSuite
 from evaluation.selectors import errata_to_carry
 from evaluation.signals import version_published
@@ -135,7 +134,7 @@ def _create_version(
         )
         if participants_see == ParticipantsSee.SCHEMA_AND_DATA:
             _refuse_dumps_quoting_gold(_prepared_dumps(prepared), error=SourceError)
-        with _installed_files(_built_files(prepared)) as files, transaction.atomic():
+        with database_cache.installed_copies(_built_files(prepared)) as files, transaction.atomic():
             files.store()
             version = BenchmarkVersion.objects.create(
                 name=name, label=label, source_sha256=source.sha256, participants_see=participants_see
@@ -168,7 +167,7 @@ def database_add(
         )
         if version.shows_data:
             _refuse_dumps_quoting_gold(_prepared_dumps(prepared), error=SourceError)
-        with _installed_files(_built_files(prepared)) as files, transaction.atomic():
+        with database_cache.installed_copies(_built_files(prepared)) as files, transaction.atomic():
             files.store()
             _store(version, prepared, added_on=added_on or timezone.localdate())
             return _store_report(version, prepared, title=f"Database {database.slug} added")
@@ -397,46 +396,6 @@ def gold_key_rotate() -> int:
     return count
 
 
-class _installed_files:
-    """Store built SQLite files on the platform and in this host's cache; on failure undo what this added.
-
-    Entered outside the transaction that stores what refers to them, and `store()` called inside it: the
-    `StoredDatabase` rows then commit or roll back with the version, and the files this host's cache gained
-    are removed on failure. The web host keeps its own copies, so the embedded mode never fetches one.
-    """
-
-    def __init__(self, files: list[tuple[Path, str]]) -> None:
-        self.files = files  # (built file, its sha256)
-        self.added: list[str] = []
-
-    def __enter__(self) -> _installed_files:
-        for path, sha256 in self.files:
-            if not StoredDatabase.cache_path(sha256).exists():
-                database_cache.write_copy(path.read_bytes(), sha256)
-                self.added.append(sha256)
-        return self
-
-    def store(self) -> None:
-        """The platform's copies: each written once, whichever version built it first."""
-        known = set(
-            StoredDatabase.objects.filter(sha256__in=[sha for _, sha in self.files]).values_list(
-                "sha256", flat=True
-            )
-        )
-        for path, sha256 in self.files:
-            if sha256 not in known:
-                known.add(sha256)
-                content = path.read_bytes()
-                StoredDatabase.objects.create(sha256=sha256, content=content, size=len(content))
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        if exc_type is not None:
-            for sha256 in self.added:
-                database_cache.forget(sha256)
-
-
 def _built_files(prepared: PreparedBenchmark) -> list[tuple[Path, str]]:
     """Every SQLite file an import built: the databases' copies and their suites' neighbours."""
     files = [(db.sqlite_file, db.sqlite_sha256) for db in prepared.databases]
@@ -468,6 +427,7 @@ def _store(version: BenchmarkVersion, prepared: PreparedBenchmark, *, added_on: 
             column_count=db.column_count,
             row_count=db.row_count,
             build_report={"tables": db.tables, "findings": [f.as_dict() for f in db.findings]},
+            built_by_scorer=SCORER_VERSION,
             suite_report=_without_questions(suite_report(db.suite)),
         )
         if db.suite is not None:
@@ -523,7 +483,7 @@ def version_build_suites(*, version: BenchmarkVersion, reference_url: str | None
                 built[database.pk] = (database, suite)
             lines += [f"{database.slug}:", *(f"  {line}" for line in suite_report_lines(suite_report(suite)))]
         files = [(n.path, n.sha256) for _, suite in built.values() for n in suite.neighbours]
-        with _installed_files(files) as installed, transaction.atomic():
+        with database_cache.installed_copies(files) as installed, transaction.atomic():
             installed.store()
             for database, suite in built.values():
                 _store_neighbours(database, suite)

@@ -43,9 +43,9 @@ def prepare_benchmark(
     for given in source.questions:
         if given.db_slug not in known:
             raise SourceError(f"question {given.public_id}: no database {given.db_slug!r}")
-    databases = [_build(db, workdir) for db in source.databases]
+    databases = [build_database(db, workdir) for db in source.databases]
     by_slug = {db.source.slug: db for db in databases}
-    questions = [_transpile(q, by_slug[q.db_slug]) for q in source.questions]
+    questions = [transpile_question(q, by_slug[q.db_slug]) for q in source.questions]
     with Sandbox(VALIDATION_LIMITS) as sandbox:
         for question in questions:
             if question.is_valid:
@@ -78,7 +78,7 @@ def prepare_benchmark(
     return PreparedBenchmark(databases=databases, questions=questions, reference_checked=bool(reference_url))
 
 
-def _build(source: DatabaseSource, workdir: Path) -> PreparedDatabase:
+def build_database(source: DatabaseSource, workdir: Path) -> PreparedDatabase:
     target = workdir / f"{source.slug}.sqlite3"
     try:
         built = mysql_dump.build_sqlite(source.dump, target, source=source.dialect)
@@ -107,7 +107,7 @@ def _build(source: DatabaseSource, workdir: Path) -> PreparedDatabase:
     return database
 
 
-def _transpile(source: QuestionSource, database: PreparedDatabase) -> PreparedQuestion:
+def transpile_question(source: QuestionSource, database: PreparedDatabase) -> PreparedQuestion:
     try:
         level = hardness.hardness(source.gold_sql, source=database.source.dialect)
     except ValueError:

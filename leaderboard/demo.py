@@ -18,6 +18,7 @@ from django.db import transaction
 from django.db.models import F
 
 from evaluation.models import BenchmarkVersion, ParticipantsSee
+from evaluation.rebuilding import version_rebuild
 from evaluation.scoring.score import SCORER_VERSION
 from evaluation.services import (
     DEMO_LABEL,
@@ -67,11 +68,13 @@ def demo_load(*, participants_see: str | None = None) -> DemoLoad:
 
 
 def _bring_up_to_date(version: BenchmarkVersion) -> None:
-    """A demo an earlier portal loaded gets what this one adds: its test suites, and its submissions
-    scored by the current scorer (both do nothing when there is nothing to do)."""
+    """A demo an earlier portal loaded gets what this one adds: its test suites, its copies and SQLite gold
+    as the current scorer builds them, and its submissions scored by the current scorer (each does nothing
+    when there is nothing to do)."""
     if settings.TERMITE_SUITE_CANDIDATES and version.databases.filter(neighbours__isnull=True).exists():
         version_build_suites(version=version)
-    rescoring_start(version=version, reason=Rescoring.Reason.SCORER)
+    if version_rebuild(version=version) is None:  # a rebuild rescores every submission itself
+        rescoring_start(version=version, reason=Rescoring.Reason.SCORER)
 
 
 def demo_admin_exists() -> bool:

@@ -294,6 +294,7 @@ class Rescoring(models.Model):
     class Reason(models.TextChoices):
         SCORER = "scorer", _("rescoring after a scorer change")
         ERRATA = "errata", _("rescoring after errata")
+        REBUILD = "rebuild", _("rescoring after its databases were rebuilt by a newer scorer")
 
     version = models.ForeignKey(BenchmarkVersion, on_delete=models.CASCADE, related_name="rescorings")
     scorer_version = models.CharField(max_length=20)
@@ -330,6 +331,7 @@ class Scoring(models.Model):
         CARRIED = "carried", _("carried over to a new version")
         SCORER = "scorer", _("rescoring after a scorer change")
         ERRATA = "errata", _("rescoring after errata")
+        REBUILD = "rebuild", _("rescoring after its databases were rebuilt by a newer scorer")
 
     submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="scorings")
     rescoring = models.ForeignKey(

@@ -36,33 +36,25 @@ logger = logging.getLogger(__name__)
 
 # The job by its dotted path, as RQ stores it (leaderboard/jobs.py calls this module).
 RESCORE_JOB = "leaderboard.jobs.rescore_submission"
+# Why staff may start a rescoring; a rebuild starts its own (`rescore_after_rebuild`).
+REQUESTABLE_REASONS = [Rescoring.Reason.SCORER, Rescoring.Reason.ERRATA]
 
 
 def rescoring_start(
     *, version: BenchmarkVersion, reason: str, requested_by: User | None = None
 ) -> Rescoring | None:
     """Rescore with the current scorer every scored, live submission of `version` that an older scorer
-    scored (every one, for errata); resumes the unfinished rescoring of the version by the current scorer
-    if there is one, enqueueing only what it has not done. None when there is nothing to rescore."""
+    scored (every one, for errata or a rebuild); resumes the unfinished rescoring of the version by the
+    current scorer if there is one, enqueueing only what it has not done. None when there is nothing to
+    rescore."""
     with transaction.atomic():
         rescoring = (
             Rescoring.objects.select_for_update()
             .filter(version=version, scorer_version=SCORER_VERSION, finished_at__isnull=True)
             .first()
-        )
+        ) or _rescoring_create(version=version, reason=reason, requested_by=requested_by)
         if rescoring is None:
-            targets = version.submissions.filter(status=Submission.Status.SCORED, withdrawn_at__isnull=True)
-            if reason != Rescoring.Reason.ERRATA:
-                targets = targets.exclude(scorer_version=SCORER_VERSION)
-            if not targets.exists():
-                return None
-            rescoring = Rescoring.objects.create(
-                version=version,
-                scorer_version=SCORER_VERSION,
-                reason=reason,
-                requested_by=requested_by,
-                submission_ids=sorted(targets.values_list("pk", flat=True)),
-            )
+            return None
     done = set(rescoring.scorings.values_list("submission_id", flat=True))
     for submission_id in rescoring.submission_ids:
         if submission_id not in done:
@@ -70,6 +62,32 @@ def rescoring_start(
     _finish_if_done(rescoring.pk)
     rescoring.refresh_from_db()
     return rescoring
+
+
+def rescore_after_rebuild(sender: object, *, version: BenchmarkVersion, **kwargs: object) -> None:
+    """Receiver of `version_rebuilt`: every scored submission of the version was scored on the copies just
+    replaced. The rescoring is recorded in the rebuild's own transaction, so that a crash after the rebuild
+    leaves it for `rescoring_start` to resume; its jobs go on the queue once the rebuild commits, so that
+    none runs on the old copies."""
+    if _rescoring_create(version=version, reason=Rescoring.Reason.REBUILD, requested_by=None) is not None:
+        transaction.on_commit(lambda: rescoring_start(version=version, reason=Rescoring.Reason.REBUILD))
+
+
+def _rescoring_create(
+    *, version: BenchmarkVersion, reason: str, requested_by: User | None
+) -> Rescoring | None:
+    targets = version.submissions.filter(status=Submission.Status.SCORED, withdrawn_at__isnull=True)
+    if reason == Rescoring.Reason.SCORER:
+        targets = targets.exclude(scorer_version=SCORER_VERSION)
+    if not targets.exists():
+        return None
+    return Rescoring.objects.create(
+        version=version,
+        scorer_version=SCORER_VERSION,
+        reason=reason,
+        requested_by=requested_by,
+        submission_ids=sorted(targets.values_list("pk", flat=True)),
+    )
 
 
 def _enqueue(rescoring: Rescoring, submission_id: int) -> None:

@@ -15,12 +15,13 @@ from django.utils.translation import ngettext
 from django.views.decorators.http import require_POST
 
 from evaluation.models import BenchmarkVersion
+from evaluation.rebuilding import databases_to_rebuild
 from evaluation.scoring.score import SCORER_VERSION
 from leaderboard.forms import AccountForm, HideRowsForm, QuotaLowerForm, VerificationForm
 from leaderboard.models import Rescoring, Submission
 from leaderboard.moderation import QuotaNotLowered, submission_quota_lower, submissions_hide
 from leaderboard.probing import probing_report
-from leaderboard.rescoring import rescoring_start
+from leaderboard.rescoring import REQUESTABLE_REASONS, rescoring_start
 from leaderboard.services import NotVerifiable, submission_verify
 from termite_site.accounts.http import AuthenticatedHttpRequest
 from termite_site.accounts.models import User
@@ -35,7 +36,7 @@ def rescore(request: AuthenticatedHttpRequest, label: str) -> HttpResponse:
     version = get_object_or_404(BenchmarkVersion, label=label)
     if request.method == "POST":
         reason = request.POST.get("reason", Rescoring.Reason.SCORER)
-        if reason not in Rescoring.Reason.values:
+        if reason not in REQUESTABLE_REASONS:
             messages.error(request, _("Choose why the version is rescored."))
         else:
             rescoring = rescoring_start(version=version, reason=reason, requested_by=request.user)
@@ -65,7 +66,8 @@ def rescore(request: AuthenticatedHttpRequest, label: str) -> HttpResponse:
             "older": version.submissions.exclude(scorer_version=SCORER_VERSION)
             .filter(status=Submission.Status.SCORED)
             .count(),
-            "reasons": Rescoring.Reason.choices,
+            "to_rebuild": [database.slug for database in databases_to_rebuild(version)],
+            "reasons": [(value, Rescoring.Reason(value).label) for value in REQUESTABLE_REASONS],
         },
     )
 

@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from evaluation.gold import encrypt_gold
 from evaluation.models import BenchmarkVersion, Database, Question
+from evaluation.scoring.score import SCORER_VERSION
 from leaderboard.models import ProtocolRun, Submission
 from termite_site.accounts.models import Team, TeamMembership, User
 from termite_site.accounts.services import team_create
@@ -32,6 +33,7 @@ def version_make(
             schema_sql="",
             sqlite_schema="",
             sqlite_sha256="",
+            built_by_scorer=SCORER_VERSION,
         )
         Question.objects.bulk_create(
             Question(

@@ -259,3 +259,19 @@ def test_the_archive_imports_giving_participants_the_authors_full_dumps_and_neve
     assert_no_gold(output, golds, where="import output")
     for name, text in files.items():
         assert_no_gold(text, golds, where=name)
+
+
+def test_rebuilding_termite_as_if_an_older_scorer_built_it_keeps_every_golds_rows(
+    termite_archive, without_reference
+):
+    from evaluation.rebuilding import version_rebuild
+
+    import_archive(termite_archive)
+    version = BenchmarkVersion.objects.get(label="1.0")
+    built = dict(version.databases.values_list("slug", "sqlite_sha256"))
+    version.databases.update(built_by_scorer="1.4.0")
+    report = version_rebuild(version=version)
+    assert dict(version.databases.values_list("slug", "sqlite_sha256")) == built
+    checked = sum(database["rows_checked"] for database in report.data["databases"].values())
+    assert checked == version.questions.scored().count()
+    assert_no_gold(report.text, gold_texts(), where="the rebuild's report")

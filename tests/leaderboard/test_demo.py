@@ -58,6 +58,18 @@ def test_a_demo_an_earlier_portal_loaded_gets_its_suites_and_the_current_scorer(
     assert [s.reason for s in submission.scorings.all()] == ["first", "scorer"]
 
 
+def test_a_demo_an_earlier_scorer_built_is_rebuilt_and_all_its_submissions_rescored(
+    in_process, django_capture_on_commit_callbacks
+):
+    version = demo_load().version
+    version.databases.update(built_by_scorer="1.4.0")
+    with django_capture_on_commit_callbacks(execute=True):
+        demo_load()
+    assert set(version.databases.values_list("built_by_scorer", flat=True)) == {SCORER_VERSION}
+    reasons = {tuple(s.reason for s in submission.scorings.all()) for submission in version.submissions.all()}
+    assert reasons == {("first", "rebuild")}
+
+
 def test_the_demo_submissions_are_made_on_behalf_of_two_demo_teams_the_demo_user_owns(in_process):
     version = demo_load().version
     teams = {s.model_name: s.team for s in Submission.objects.filter(version=version).select_related("team")}

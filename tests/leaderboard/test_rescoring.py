@@ -11,6 +11,8 @@ from django.core import mail
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
+from evaluation.gold import encrypt_gold
+from evaluation.rebuilding import version_rebuild
 from evaluation.scoring.score import SCORER_VERSION
 from evaluation.services import question_set_excluded, version_create_draft, version_publish
 from leaderboard.jobs import rescore_submission, score_submission
@@ -108,6 +110,66 @@ def test_rescoring_every_version_rescores_each_one_an_older_scorer_scored(two_pu
     assert f"Every submission of {other} is scored by the current scorer: nothing to rescore." in out
     again = call_command_output("rescore", "--all")
     assert again.count("nothing to rescore") == 2 and Rescoring.objects.count() == 1
+
+
+def test_a_version_built_by_an_older_scorer_is_rebuilt_then_every_submission_rescored(
+    make_submission, gold, in_process, demo_version, django_capture_on_commit_callbacks
+):
+    # Scored by the current scorer, but on copies an older one built: the rebuild rescores it all the same.
+    submission = scored(make_submission, gold, is_public=True, model_name="Tutto giusto")
+    demo_version.databases.update(built_by_scorer="1.4.0")
+    with django_capture_on_commit_callbacks(execute=True):
+        out = call_command_output("rescore", "--all")
+    assert (
+        f"Rebuilt what an older scorer built for {demo_version}:\n  biblioteca: built by scorer 1.4.0;" in out
+    )
+    # Its jobs go on the queue once the rebuild commits: here, when the captured callbacks run.
+    assert f"Rescoring {demo_version} with scorer {SCORER_VERSION}: 0 of 1 submissions done" in out
+    assert Rescoring.objects.get().finished_at is not None
+    assert [(s.reason, s.scorer_version) for s in submission.scorings.all()] == [
+        ("first", SCORER_VERSION),
+        ("rebuild", SCORER_VERSION),
+    ]
+    assert Rescoring.objects.get().get_reason_display() == (
+        "rescoring after its databases were rebuilt by a newer scorer"
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        assert "nothing to rescore" in call_command_output("rescore", "--all")
+    assert submission.scorings.count() == 2
+
+
+def test_a_rebuild_interrupted_before_its_jobs_were_queued_is_resumed_by_the_next_rescore(
+    make_submission, gold, in_process, demo_version
+):
+    submission = scored(make_submission, gold)
+    demo_version.databases.update(built_by_scorer="1.4.0")
+    version_rebuild(version=demo_version)  # committed, but the process ends before its on-commit enqueue
+    assert submission.scorings.count() == 1
+    out = call_command_output("rescore", "--version", demo_version.label)
+    assert "1 of 1 submissions done, finished." in out
+    assert [s.reason for s in submission.scorings.all()] == ["first", "rebuild"]
+
+
+def test_a_refused_rebuild_fails_the_command_and_leaves_that_versions_scores(
+    make_submission, gold, in_process, demo_version
+):
+    submission = scored(make_submission, gold)
+    demo_version.databases.update(built_by_scorer="1.4.0")
+    question = demo_version.questions.get(public_id="ciclismo-003")
+    question.gold_sqlite_encrypted = encrypt_gold("SELECT 1")
+    question.save(update_fields=["gold_sqlite_encrypted"])
+    with pytest.raises(CommandError, match="ciclismo-003 on ciclismo: its gold returns other rows"):
+        call_command_output("rescore", "--all")
+    assert submission.scorings.count() == 1 and not Rescoring.objects.exists()
+
+
+def test_staff_see_which_databases_an_older_scorer_built(client, staff, demo_version):
+    demo_version.databases.filter(slug="ciclismo").update(built_by_scorer="1.4.0")
+    client.force_login(staff)
+    body = client.get(reverse("leaderboard_staff:rescore", args=["demo-1.0"])).content.decode()
+    assert "ciclismo: its SQLite copy and SQLite gold were built by an older scorer." in body
+    assert "<code>manage.py rescore --version demo-1.0</code>" in body
+    assert 'value="rebuild"' not in body
 
 
 def test_an_errata_rescoring_names_its_version():
