@@ -1,7 +1,8 @@
 """Crawl the whole site as every kind of visitor: no gold anywhere, and private submissions stay private.
 
 Every page reachable by links from the home page, plus every URL pattern filled with real ids, is fetched
-as an anonymous visitor, a participant, another participant and a staff member. No response body or
+as an anonymous visitor, a participant, another participant and a staff member: every seed, and up to
+three pages of each kind that links reach (one URL pattern, with or without a query string). No response body or
 header may hold a gold query or a gold result value that appears nowhere else, a private submission may
 show only to its owner and to staff, and so may the description of an erratum, which may quote the data.
 The one exception for staff: a question's errata page, where staff judge the reports against the gold.
@@ -12,13 +13,13 @@ from __future__ import annotations
 import html
 import re
 import sqlite3
-from collections import deque
+from collections import Counter, deque
 from urllib.parse import urljoin, urlparse
 
 import pytest
 from django.http import HttpResponse
 from django.test import Client
-from django.urls import URLPattern, URLResolver, get_resolver
+from django.urls import Resolver404, URLPattern, URLResolver, get_resolver, resolve
 
 from evaluation.errata import erratum_accept, erratum_decline, erratum_report
 from evaluation.models import Question
@@ -37,6 +38,7 @@ RUN_MARK = "SELECT 'TrascrizionePrivataK7'"
 # The staff page of a question's errata shows its gold, for staff to judge the reports.
 STAFF_GOLD_PAGE = re.compile(r"/staff/questions/\d+/errata/")
 MAX_PAGES = 400
+PAGES_PER_KIND = 3
 # /healthz answers 503 where Redis is set and no worker runs, as here: a report on the services, not a page
 # (tests/termite_site/test_healthz.py).
 SKIPPED = ("/accounts/logout/", "/static/", "/admin/rq/", "/i18n/", "/healthz")
@@ -74,13 +76,32 @@ def filled_patterns(ids: dict[str, str]) -> list[str]:
     return sorted(set(urls))
 
 
+def page_kind(path: str) -> tuple[str, bool]:
+    """A page's URL pattern, and whether a query string picks its rows: the pages of one kind render one
+    template from other rows (a question's admin page, a sort order or a filter of a list)."""
+    bare, _, query = path.partition("?")
+    try:
+        route = resolve(bare).route
+    except Resolver404:
+        route = bare
+    return route, bool(query)
+
+
 def crawl(client: Client, seeds: list[str]) -> dict[str, object]:
+    """Every seed, and the pages their links reach, at most PAGES_PER_KIND of each kind (without that, the
+    admin's sort and filter links and the pages of every question and submission fill MAX_PAGES first)."""
     pages: dict[str, object] = {}
+    kinds: Counter[tuple[str, bool]] = Counter()
     queue = deque(["/", *seeds])
-    while queue and len(pages) < MAX_PAGES:
+    while queue:
         path = queue.popleft()
         if path in pages or path.startswith(SKIPPED):
             continue
+        kind = page_kind(path)
+        if kinds[kind] >= PAGES_PER_KIND and path not in seeds:
+            continue
+        assert len(pages) < MAX_PAGES, f"more than {MAX_PAGES} pages to visit: the crawl would not end"
+        kinds[kind] += 1
         response = client.get(path)
         if response.streaming:  # a download: read once, so that it can be checked like any page
             body = b"".join(response.streaming_content)

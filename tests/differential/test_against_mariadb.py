@@ -29,7 +29,7 @@ from tests.differential.harness import (
     Judged,
     run_differential,
 )
-from tests.services import TERMITE_PASSWORD
+from tests.services import TERMITE_PASSWORD, require_service
 
 pytestmark = [pytest.mark.termite_archive, pytest.mark.mariadb]
 
@@ -109,10 +109,14 @@ def documented_reason(judged: Judged) -> str | None:
     return reason if reason and database not in not_covered else None
 
 
-@pytest.fixture
-def result(termite_archive: Path, reference_url: str, tmp_path: Path) -> Differential:
+@pytest.fixture(scope="module")
+def result(termite_archive: Path, tmp_path_factory: pytest.TempPathFactory) -> Differential:
+    """One run of the whole corpus on both engines, which every test here reads."""
+    reference_url = require_service("TERMITE_REFERENCE_MYSQL_URL", 3306)
     source = read_termite_archive(termite_archive, TERMITE_PASSWORD)
-    return run_differential(source, reference_url=reference_url, directory=tmp_path)
+    return run_differential(
+        source, reference_url=reference_url, directory=tmp_path_factory.mktemp("differential")
+    )
 
 
 def report(listed: list[Judged]) -> str:
