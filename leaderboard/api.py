@@ -28,24 +28,8 @@ from evaluation.models import BenchmarkVersion
 from evaluation.predictions import PredictionFileError
 from evaluation.scoring.scores_json import Schema, VisibleScoresJSON
 from evaluation.scoring.vocabulary import STATIC_OUTCOMES
+from leaderboard import api_common as common
 from leaderboard import exports, feedback, ranking, selectors, services
-from leaderboard.api_common import (
-    ANYONE,
-    CONFIRMED,
-    INVALID,
-    LABEL,
-    NO_TOKEN,
-    TOKEN,
-    TOO_LARGE,
-    UNCONFIRMED,
-    ApiError,
-    FormFields,
-    RateLimit,
-    documented,
-    from_form,
-    invalid,
-    published_version,
-)
 from leaderboard.errata_json import ErratumJSON, erratum_json
 from leaderboard.exports import LeaderboardJSON
 from leaderboard.feedback import ComparisonJSON, PortalRunJSON, ScoreHistoryJSON
@@ -61,15 +45,15 @@ router = Router()
 # Submissions.
 
 
-@from_form(SubmissionForm, optional=SubmissionForm.DEFAULTED)
-class UploadFields(FormFields):
+@common.from_form(SubmissionForm, optional=SubmissionForm.DEFAULTED)
+class UploadFields(common.FormFields):
     """The model card, and what the upload is for: the version, whether it is public, the team."""
 
-    version: str | None = Field(None, description=LABEL)
+    version: str | None = Field(None, description=common.LABEL)
 
 
-@from_form(SubmissionForm, optional=SubmissionForm.DEFAULTED, exclude=("version", "team", "is_public"))
-class ModelCardFields(FormFields):
+@common.from_form(SubmissionForm, optional=SubmissionForm.DEFAULTED, exclude=("version", "team", "is_public"))
+class ModelCardFields(common.FormFields):
     """The model card as uploaded; null where a field was left empty."""
 
 
@@ -122,12 +106,10 @@ class SubmissionsJSON(TypedDict):
 def model_card_json(submission: Submission) -> dict[str, Any]:
     """The model card as uploaded (every field of the upload form but `public`): dates in ISO 8601, and
     null for a field left empty."""
-    card = {}
-    for name in Submission.MODEL_CARD_FIELDS:
-        value = getattr(submission, name)
-        if name != "is_public":
-            card[name] = value.isoformat() if isinstance(value, date) else None if value == "" else value
-    return card
+    card = {name: getattr(submission, name) for name in Submission.MODEL_CARD_FIELDS if name != "is_public"}
+    return {
+        name: v.isoformat() if isinstance(v, date) else None if v == "" else v for name, v in card.items()
+    }
 
 
 def submission_json(request: HttpRequest, submission: Submission) -> SubmissionJSON:
@@ -164,8 +146,8 @@ def submission_json(request: HttpRequest, submission: Submission) -> SubmissionJ
 @router.get(
     "/submissions",
     url_name="submissions",
-    auth=TOKEN,
-    **documented("Your own submissions", 200, SubmissionsJSON, NO_TOKEN),
+    auth=common.TOKEN,
+    **common.documented("Your own submissions", 200, SubmissionsJSON, common.NO_TOKEN),
 )
 def submission_list(request: AuthenticatedHttpRequest) -> HttpResponse:
     own = request.user.submissions.filter(withdrawn_at__isnull=True).select_related("version", "team")
@@ -175,24 +157,24 @@ def submission_list(request: AuthenticatedHttpRequest) -> HttpResponse:
 @router.post(
     "/submissions",
     url_name="submissions",
-    auth=TOKEN,
-    throttle=RateLimit("upload"),
+    auth=common.TOKEN,
+    throttle=common.RateLimit("upload"),
     description="A public submission must give the whole model card: "
     + ", ".join(PUBLIC_REQUIRED)
     + "; weights open or closed, and the temperature unless sampling is greedy or beam. Each one missing is"
     " named in the error's `details`. A private submission needs the model name only. The scores come"
     " once it is scored: follow its `status_url`.",
-    **documented(
+    **common.documented(
         "Upload predictions with a model card",
         201,
         SubmissionJSON,
         {
-            400: INVALID + " or line of the file",
-            **NO_TOKEN,
+            400: common.INVALID + " or line of the file",
+            **common.NO_TOKEN,
             403: "The benchmark version takes no submissions (`version_closed`). "
-            + UNCONFIRMED
+            + common.UNCONFIRMED
             + ". You left the team meanwhile (`not_a_member`)",
-            413: TOO_LARGE,
+            413: common.TOO_LARGE,
             429: "Quota (`quota_exceeded`) or rate limit (`rate_limited`, with Retry-After) exceeded",
         },
     ),
@@ -202,17 +184,17 @@ def submission_create(
 ) -> HttpResponse:
     data = fields.form_data()
     if "version" in data:
-        data["version"] = published_version(data["version"]).pk
+        data["version"] = common.published_version(data["version"]).pk
     # Django's upload handlers always set the size.
     if cast(int, predictions.size) > settings.TERMITE_MAX_UPLOAD_BYTES:
-        raise ApiError(
+        raise common.ApiError(
             413,
             "too_large",
             f"predictions: the file is larger than {settings.TERMITE_MAX_UPLOAD_BYTES // 1024} KB",
         )
     form = SubmissionForm(data, {"predictions": predictions}, user=request.user)
     if not form.is_valid():
-        raise invalid("Invalid submission.", form)
+        raise common.invalid("Invalid submission.", form)
     try:
         submission = services.submission_create(
             user=request.user,
@@ -222,15 +204,15 @@ def submission_create(
             team=form.cleaned_data["team"],
         )
     except services.EmailUnconfirmed as problem:
-        raise ApiError(403, "email_unconfirmed", str(problem)) from None
+        raise common.ApiError(403, "email_unconfirmed", str(problem)) from None
     except PredictionFileError as problem:
-        raise ApiError(
+        raise common.ApiError(
             400, "invalid_predictions", "The predictions file was refused.", problem.errors
         ) from None
     except services.NotTeamMember as problem:
-        raise ApiError(403, "not_a_member", str(problem)) from None
+        raise common.ApiError(403, "not_a_member", str(problem)) from None
     except services.QuotaExceeded as problem:
-        raise ApiError(429, "quota_exceeded", str(problem)) from None
+        raise common.ApiError(429, "quota_exceeded", str(problem)) from None
     # The submission as stored, queued: nothing in the answer may depend on how scoring goes (in the
     # embedded mode it has begun in a thread by now).
     response = JsonResponse(submission_json(request, submission), status=201)
@@ -241,12 +223,12 @@ def submission_create(
 @router.get(
     "/submissions/{int:id}",
     url_name="submission_detail",
-    auth=TOKEN,
-    **documented(
+    auth=common.TOKEN,
+    **common.documented(
         "One submission: status, receipt and, once scored, the scores",
         200,
         SubmissionJSON,
-        {**NO_TOKEN, 404: "No such submission visible to you: your own, or a public one"},
+        {**common.NO_TOKEN, 404: "No such submission visible to you: your own, or a public one"},
     ),
 )
 def submission_detail(request: AuthenticatedHttpRequest, id: int) -> HttpResponse:
@@ -261,11 +243,11 @@ def submission_detail(request: AuthenticatedHttpRequest, id: int) -> HttpRespons
 # Errata.
 
 
-@from_form(ErratumForm)
-class ErratumFields(FormFields):
+@common.from_form(ErratumForm)
+class ErratumFields(common.FormFields):
     """A report that a question is wrong. Staff read it; only you and they see its description."""
 
-    version: str | None = Field(None, description=LABEL)
+    version: str | None = Field(None, description=common.LABEL)
 
 
 class ErrataJSON(TypedDict):
@@ -275,9 +257,9 @@ class ErrataJSON(TypedDict):
 @router.get(
     "/errata",
     url_name="errata",
-    auth=TOKEN,
-    **documented(
-        "Your own reports that a question is wrong, with staff's answers", 200, ErrataJSON, NO_TOKEN
+    auth=common.TOKEN,
+    **common.documented(
+        "Your own reports that a question is wrong, with staff's answers", 200, ErrataJSON, common.NO_TOKEN
     ),
 )
 def errata_list(request: AuthenticatedHttpRequest) -> HttpResponse:
@@ -288,18 +270,18 @@ def errata_list(request: AuthenticatedHttpRequest) -> HttpResponse:
 @router.post(
     "/errata",
     url_name="errata",
-    auth=CONFIRMED,
+    auth=common.CONFIRMED,
     description="Staff read the report; only you and they see its description. At most"
     " TERMITE_ERRATA_LIMIT_PER_DAY reports a day (20 by default).",
-    **documented(
+    **common.documented(
         "Report that a question is wrong",
         201,
         ErratumJSON,
         {
-            400: INVALID,
-            **NO_TOKEN,
-            403: UNCONFIRMED,
-            413: TOO_LARGE,
+            400: common.INVALID,
+            **common.NO_TOKEN,
+            403: common.UNCONFIRMED,
+            413: common.TOO_LARGE,
             429: "Too many reports today (`rate_limited`)",
         },
     ),
@@ -307,7 +289,7 @@ def errata_list(request: AuthenticatedHttpRequest) -> HttpResponse:
 def erratum_report(request: AuthenticatedHttpRequest, report: ErratumFields) -> HttpResponse:
     form = ErratumForm(report.form_data(), user=request.user)
     if not form.is_valid():
-        raise invalid("Invalid report.", form)
+        raise common.invalid("Invalid report.", form)
     try:
         erratum = errata_services.erratum_report(
             reporter=request.user,
@@ -315,7 +297,7 @@ def erratum_report(request: AuthenticatedHttpRequest, report: ErratumFields) -> 
             description=form.cleaned_data["description"],
         )
     except errata_services.TooManyReports as problem:
-        raise ApiError(429, "rate_limited", str(problem)) from None
+        raise common.ApiError(429, "rate_limited", str(problem)) from None
     return JsonResponse(erratum_json(erratum), status=201)
 
 
@@ -327,7 +309,7 @@ def erratum_report(request: AuthenticatedHttpRequest, report: ErratumFields) -> 
     url_name="leaderboard",
     description="Public scored submissions, best first, and baselines reported in papers (not scored here),"
     " which sit below every row with at least their EA. Accuracies are fractions in [0, 1].",
-    **documented(
+    **common.documented(
         "The public ranking of a published benchmark version; no token needed",
         200,
         LeaderboardJSON,
@@ -337,7 +319,7 @@ def erratum_report(request: AuthenticatedHttpRequest, report: ErratumFields) -> 
 )
 def leaderboard(
     request: HttpRequest,
-    version: QueryEx[str | None, P(description=LABEL)] = None,
+    version: QueryEx[str | None, P(description=common.LABEL)] = None,
 ) -> HttpResponse:
     versions = BenchmarkVersion.objects.published()
     shown = versions.filter(label=version).first() if version else versions.latest_published()
@@ -360,8 +342,8 @@ def leaderboard(
     return response
 
 
-@from_form(CompareForm)
-class CompareFields(FormFields):
+@common.from_form(CompareForm)
+class CompareFields(common.FormFields):
     """Two submissions, by id."""
 
 
@@ -372,17 +354,17 @@ _REFUSAL_STATUS = {"different_versions": 400, "not_public": 403, "not_computable
 @router.get(
     "/compare",
     url_name="compare",
-    auth=ANYONE,
+    auth=common.ANYONE,
     description="McNemar's exact test and a paired bootstrap 95% interval of EA(A) - EA(B), over the"
     " questions scored for both, as on the compare page. Both must be scored on the same version and public"
     " (staff may compare any two). Without a token, public submissions only. Only counts are returned, never"
     " which questions differ.",
-    **documented(
+    **common.documented(
         "Whether two submissions' EA differ significantly: a paired test",
         200,
         ComparisonJSON,
         {
-            400: "A missing or malformed id (`invalid`), or two submissions scored on different benchmark"
+            400: "A missing or malformed id (`common.invalid`), or two submissions scored on different benchmark"
             " versions (`different_versions`)",
             401: "An unknown or revoked token (`invalid_token`)",
             403: "Not both public (`not_public`): the paired test of private submissions is not shown, to"
@@ -397,7 +379,7 @@ _REFUSAL_STATUS = {"different_versions": 400, "not_public": 403, "not_computable
 def compare(request: HttpRequest, pair: Query[CompareFields]) -> HttpResponse:
     form = CompareForm(pair.form_data())
     if not form.is_valid():
-        raise invalid("Give two submission ids: ?a=ID&b=ID.", form)
+        raise common.invalid("Give two submission ids: ?a=ID&b=ID.", form)
     ids = (form.cleaned_data["a"], form.cleaned_data["b"])
     scored = selectors.scored_pair_visible_to(viewer=request.user, ids=ids)
     if scored is None:
@@ -406,7 +388,7 @@ def compare(request: HttpRequest, pair: Query[CompareFields]) -> HttpResponse:
         paired = feedback.paired_comparison(*scored, request.user)
     if paired.shown is None:
         refusal = cast(feedback.Refusal, paired.refusal)  # never None when there is no test
-        raise ApiError(_REFUSAL_STATUS[refusal], refusal, paired.note)
+        raise common.ApiError(_REFUSAL_STATUS[refusal], refusal, paired.note)
     return JsonResponse(paired.shown)
 
 
@@ -447,9 +429,13 @@ class VersionsJSON(TypedDict):
 @router.get(
     "/versions",
     url_name="versions",
-    auth=ANYONE,
-    **documented(
-        "The benchmark's published versions (staff: drafts too)", 200, VersionsJSON, NO_TOKEN, security=[{}]
+    auth=common.ANYONE,
+    **common.documented(
+        "The benchmark's published versions (staff: drafts too)",
+        200,
+        VersionsJSON,
+        common.NO_TOKEN,
+        security=[{}],
     ),
 )
 def version_list(request: HttpRequest) -> HttpResponse:
@@ -486,13 +472,13 @@ class QuestionsJSON(TypedDict):
 @router.get(
     "/versions/{label}/questions",
     url_name="version_questions",
-    auth=CONFIRMED,
+    auth=common.CONFIRMED,
     description="The schemas are in the task bundle, on the version's page.",
-    **documented(
+    **common.documented(
         "A version's questions, as its task bundle gives them (never their gold)",
         200,
         QuestionsJSON,
-        {**NO_TOKEN, 403: UNCONFIRMED, 404: "No such version visible to you"},
+        {**common.NO_TOKEN, 403: common.UNCONFIRMED, 404: "No such version visible to you"},
     ),
 )
 def version_questions(request: AuthenticatedHttpRequest, label: str) -> HttpResponse:

@@ -12,24 +12,8 @@ from pydantic import Field
 from typing_extensions import TypedDict
 
 from evaluation.scoring.scores_json import Schema
+from leaderboard import api_common as common
 from leaderboard import run_services
-from leaderboard.api_common import (
-    CONFIRMED,
-    INVALID,
-    LABEL,
-    NO_TOKEN,
-    RATE_LIMITED,
-    TOKEN,
-    TOO_LARGE,
-    UNCONFIRMED,
-    ApiError,
-    FormFields,
-    RateLimit,
-    documented,
-    from_form,
-    invalid,
-    published_version,
-)
 from leaderboard.forms import RunForm
 from leaderboard.models import ProtocolRun
 from leaderboard.protocols import catalogue
@@ -40,7 +24,7 @@ router = Router()
 
 
 # What a script leaves out takes the web form's defaults: the paper's protocol, temperature 1...
-@from_form(
+@common.from_form(
     RunForm,
     defaults=(
         "protocol",
@@ -52,12 +36,12 @@ router = Router()
     ),
     optional=RunForm.DEFAULTED,
 )
-class RunFields(FormFields):
+class RunFields(common.FormFields):
     """A protocol run: the portal asks the endpoint every question, then submits what it answered. A public
     run needs the model card's size, weights and training-data cutoff; the run itself says how it prompted
     and decoded."""
 
-    version: str | None = Field(None, description=LABEL)
+    version: str | None = Field(None, description=common.LABEL)
 
 
 class DecodingJSON(TypedDict):
@@ -173,14 +157,14 @@ def _visible_run(request: AuthenticatedHttpRequest, id: int) -> ProtocolRun:
     return found
 
 
-_NO_RUN = {**NO_TOKEN, 404: "No such run of yours"}
+_NO_RUN = {**common.NO_TOKEN, 404: "No such run of yours"}
 
 
 @router.get(
     "/runs",
     url_name="runs",
-    auth=TOKEN,
-    **documented("Your protocol runs, newest first", 200, RunsJSON, NO_TOKEN),
+    auth=common.TOKEN,
+    **common.documented("Your protocol runs, newest first", 200, RunsJSON, common.NO_TOKEN),
 )
 def run_list(request: AuthenticatedHttpRequest) -> HttpResponse:
     own = ProtocolRun.objects.visible_to(request.user).filter(user=request.user).select_related("version")
@@ -190,32 +174,32 @@ def run_list(request: AuthenticatedHttpRequest) -> HttpResponse:
 @router.post(
     "/runs",
     url_name="runs",
-    auth=CONFIRMED,
-    throttle=RateLimit("run"),
+    auth=common.CONFIRMED,
+    throttle=common.RateLimit("run"),
     description="The run goes on the protocol queue; follow it at its status_url. When every question is"
     " answered it becomes a submission, marked as run by the portal, through the same checks and quotas as"
     " an upload.",
-    **documented(
+    **common.documented(
         "Start a protocol run: the portal asks your endpoint every question, then submits",
         201,
         RunJSON,
         {
-            400: INVALID,
-            **NO_TOKEN,
-            403: "The benchmark version takes no submissions (`version_closed`). " + UNCONFIRMED,
-            413: TOO_LARGE,
-            429: RATE_LIMITED,
+            400: common.INVALID,
+            **common.NO_TOKEN,
+            403: "The benchmark version takes no submissions (`version_closed`). " + common.UNCONFIRMED,
+            413: common.TOO_LARGE,
+            429: common.RATE_LIMITED,
         },
     ),
 )
 def run_create(request: AuthenticatedHttpRequest, run: RunFields) -> HttpResponse:
     data = run.form_data()
     if "version" in data:
-        data["version"] = published_version(data["version"]).pk
+        data["version"] = common.published_version(data["version"]).pk
     form = RunForm(data, user=request.user)
     started = start_run(request, form) if form.is_valid() else None
     if started is None:
-        raise invalid("Invalid run.", form)
+        raise common.invalid("Invalid run.", form)
     response = JsonResponse(run_json(request, started), status=201)
     response["Location"] = reverse("api:run_detail", args=[started.pk])
     return response
@@ -224,8 +208,8 @@ def run_create(request: AuthenticatedHttpRequest, run: RunFields) -> HttpRespons
 @router.get(
     "/runs/{int:id}",
     url_name="run_detail",
-    auth=TOKEN,
-    **documented(
+    auth=common.TOKEN,
+    **common.documented(
         "One run's progress: status, steps, requests, errors, tokens, seconds", 200, RunJSON, _NO_RUN
     ),
 )
@@ -236,8 +220,8 @@ def run_detail(request: AuthenticatedHttpRequest, id: int) -> HttpResponse:
 @router.delete(
     "/runs/{int:id}",
     url_name="run_detail",
-    auth=TOKEN,
-    **documented(
+    auth=common.TOKEN,
+    **common.documented(
         "Delete the run, its key and its transcript (cancelled first if it runs)", 200, DeletedJSON, _NO_RUN
     ),
 )
@@ -249,8 +233,8 @@ def run_delete(request: AuthenticatedHttpRequest, id: int) -> HttpResponse:
 @router.post(
     "/runs/{int:id}/cancel",
     url_name="run_cancel",
-    auth=TOKEN,
-    **documented(
+    auth=common.TOKEN,
+    **common.documented(
         "Cancel a queued or running run; what was answered stays",
         200,
         RunJSON,
@@ -260,21 +244,21 @@ def run_delete(request: AuthenticatedHttpRequest, id: int) -> HttpResponse:
 def run_cancel(request: AuthenticatedHttpRequest, id: int) -> HttpResponse:
     run = _visible_run(request, id)
     if not run_services.run_cancel(run=run):
-        raise ApiError(409, "not_active", f"Run {id} has already ended ({run.status}).")
+        raise common.ApiError(409, "not_active", f"Run {id} has already ended ({run.status}).")
     return JsonResponse(run_json(request, run))
 
 
 @router.post(
     "/runs/{int:id}/submit",
     url_name="run_submit",
-    auth=CONFIRMED,
-    **documented(
+    auth=common.CONFIRMED,
+    **common.documented(
         "Submit what an ended run answered (stopped by its budget, cancelled, or refused by a quota)",
         201,
         RunJSON,
         {
             **_NO_RUN,
-            403: UNCONFIRMED,
+            403: common.UNCONFIRMED,
             409: "Not submitted (`not_submitted`): the message says why (a quota, no SQL, already submitted)",
         },
     ),
@@ -284,6 +268,6 @@ def run_submit(request: AuthenticatedHttpRequest, id: int) -> HttpResponse:
     try:
         run_services.run_submit(run=run)
     except run_services.NotSubmitted as problem:
-        raise ApiError(409, "not_submitted", str(problem)) from None
+        raise common.ApiError(409, "not_submitted", str(problem)) from None
     run.refresh_from_db()
     return JsonResponse(run_json(request, run), status=201)
