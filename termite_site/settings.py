@@ -173,11 +173,6 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATICFILES_FINDERS = [
-    "django.contrib.staticfiles.finders.FileSystemFinder",
-    "django.contrib.staticfiles.finders.AppDirectoriesFinder",
-    "termite_site.staticfinders.PlotlyFinder",
-]
 STATIC_ROOT = DATA_DIR / "staticfiles"
 STORAGES = {
     "default": {

@@ -1,17 +1,9 @@
-// Leaderboard and comparison pages: draw the charts; sort, filter and hide column groups in the browser.
+// Leaderboard and comparison pages (their charts: charts.js): sort, filter and hide column groups in the browser.
 // The server does the same from the query string (?sort=&order=&q=&weights=&approach=&size=&verified=1&portal_run=1
 // &team=&hide=), in leaderboard/ranking.py, so the page works without JavaScript and every state has a URL, kept
 // up to date.
 (function () {
   "use strict";
-
-  ["databases-chart", "progress-chart", "compare-chart"].forEach(function (id) {
-    var data = document.getElementById(id + "-data");
-    if (data && window.Plotly) {
-      var figure = JSON.parse(data.textContent);
-      Plotly.newPlot(id, figure.data, figure.layout, { displayModeBar: false, responsive: true });
-    }
-  });
 
   var table = document.getElementById("leaderboard");
   var form = document.getElementById("leaderboard-filters");

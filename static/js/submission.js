@@ -1,14 +1,6 @@
-// Results page: draw the chart; while scoring runs, poll the status and, once it ends, swap in the
+// Results page (its chart: charts.js): while scoring runs, poll the status and, once it ends, swap in the
 // finished page's content in place, so the user watches it change without a reload.
 (function () {
-  function drawChart(root) {
-    var data = root.querySelector("#results-chart-data");
-    if (data && window.Plotly) {
-      var figure = JSON.parse(data.textContent);
-      Plotly.newPlot("results-chart", figure.data, figure.layout, { displayModeBar: false, responsive: true });
-    }
-  }
-
   function showFinished() {
     return fetch(window.location.href, { credentials: "same-origin" })
       .then(function (response) { return response.text(); })
@@ -18,12 +10,11 @@
         var current = document.querySelector("main.content");
         if (fresh && current) {
           current.innerHTML = fresh.innerHTML;
-          drawChart(document);
+          window.termiteCharts.draw(current);
         }
       });
   }
 
-  drawChart(document);
   var card = document.getElementById("status-card");
   if (!card || card.dataset.finished === "1") return;
   var delay = 1000;

@@ -15,6 +15,7 @@ import pytest
 from django.utils import timezone
 
 from evaluation.errata import erratum_report
+from tests.browser import chart_drawn
 from tests.factories import run_make
 from tests.leaderboard.scored import scored_fields
 from tests.processes import wait_for
@@ -71,7 +72,7 @@ class Visit:
         response = self.page.goto(f"{self.portal}{path}")
         assert response is not None and response.ok, (path, response and response.status)
         if drawn:
-            self.page.wait_for_selector(drawn)
+            chart_drawn(self.page, drawn)
         self.record(path)
 
     def record(self, path: str) -> None:
@@ -141,12 +142,12 @@ def test_a_visitors_pages_load_under_the_policy_and_their_scripts_work(site, bro
     for path in ("/accounts/login/", "/accounts/signup/", "/accounts/password/reset/", "/admin/login/"):
         visit.open(path)
     visit.open(f"/teams/{site['team'].slug}/")
-    visit.open(f"/submissions/{first}/", drawn="#results-chart .main-svg")
-    visit.open(f"/leaderboard/compare/?a={first}&b={second}", drawn="#compare-chart .main-svg")
+    visit.open(f"/submissions/{first}/", drawn="results-chart")
+    visit.open(f"/leaderboard/compare/?a={first}&b={second}", drawn="compare-chart")
 
     page = visit.page
-    visit.open("/leaderboard/", drawn="#databases-chart .main-svg")
-    page.wait_for_selector("#progress-chart .main-svg")
+    visit.open("/leaderboard/", drawn="databases-chart")
+    chart_drawn(page, "progress-chart")
     # plotly.js's own style rules are in, written through the CSSOM into the sheet the page gave it.
     assert page.evaluate("document.getElementById('plotly.js-style-global').sheet.cssRules.length") > 0
     assert page.get_attribute("#filters-toggle", "open") is not None  # unfolded where there is room
@@ -189,7 +190,7 @@ def test_a_participants_pages_load_under_the_policy_and_their_scripts_work(site,
 
     page = visit.page
     mine = site["first"]
-    visit.open(f"/submissions/{mine.pk}/", drawn="#results-chart .main-svg")
+    visit.open(f"/submissions/{mine.pk}/", drawn="results-chart")
     # Withdrawing asks first; saying no leaves the submission as it was.
     asked = []
     page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.dismiss()))

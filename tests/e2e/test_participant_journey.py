@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
+from tests.browser import chart_drawn
 from tests.demo import demo_gold, predictions_jsonl
 
 pytestmark = [pytest.mark.browser, pytest.mark.processes]
@@ -76,7 +77,7 @@ def test_a_visitor_signs_up_submits_and_watches_the_results_arrive(
     assert page.inner_text("#status") == "scored"
     assert page.inner_text("#ea") == "100.0"
     assert page.inner_text("#card-cutoff") == "2024-09-30"
-    page.wait_for_selector("#results-chart .main-svg")
+    chart_drawn(page, "results-chart")
     screenshot(page, "1-results")
 
 

@@ -13,6 +13,7 @@ from axe_playwright_python.sync_playwright import Axe
 from django.utils import timezone
 
 from leaderboard.models import Baseline
+from tests.browser import chart_drawn
 from tests.leaderboard.scored import scored_fields
 from tests.processes import wait_for
 
@@ -214,16 +215,16 @@ def test_axe_finds_no_serious_violation_on_the_participants_pages(ranked, browse
     page, errors = new_page(browser, viewport)
     pages = {
         "home": ("/", None),
-        "leaderboard": ("/leaderboard/", "#databases-chart .main-svg"),
-        "results": (f"/submissions/{first}/", "#results-chart .main-svg"),
-        "compare": (f"/leaderboard/compare/?a={first}&b={second}", "#compare-chart .main-svg"),
+        "leaderboard": ("/leaderboard/", "databases-chart"),
+        "results": (f"/submissions/{first}/", "results-chart"),
+        "compare": (f"/leaderboard/compare/?a={first}&b={second}", "compare-chart"),
         "compare-form": ("/leaderboard/compare/", None),
     }
     found = {}
     for name, (path, drawn) in pages.items():
         page.goto(f"{portal}{path}")
         if drawn:
-            page.wait_for_selector(drawn)
+            chart_drawn(page, drawn)
         found[name] = serious_violations(page)
     log_in(page, portal, owner.username, password)
     page.goto(f"{portal}/submissions/new/")

@@ -1,5 +1,6 @@
-"""static/js/leaderboard.js in Chromium: it sorts, filters and hides column groups as the server does,
-keeps the URL in step, and draws the charts. Skipped where Chromium is missing."""
+"""static/js/leaderboard.js and charts.js in Chromium: the table sorts, filters and hides column groups as
+the server does and keeps the URL in step; the charts are drawn, fetching plotly.js only once they near the
+view. Skipped where Chromium is missing."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 from django.utils import timezone
 
 from leaderboard.models import Baseline
+from tests.browser import chart_drawn
 from tests.leaderboard.page_rows import row_names
 from tests.leaderboard.scored import scored_fields
 
@@ -125,5 +127,33 @@ def test_the_browser_hides_and_shows_column_groups(page):
 
 
 def test_the_charts_are_drawn(page):
-    page.wait_for_selector("#databases-chart .main-svg")
-    page.wait_for_selector("#progress-chart .main-svg")
+    chart_drawn(page, "databases-chart")
+    chart_drawn(page, "progress-chart")
+
+
+def test_a_first_visit_sorts_the_table_before_plotly_arrives_and_transfers_at_most_1_5_mb(
+    page, browser, live_server
+):
+    visitor = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
+    held = []  # plotly.js, held back until the table has been read and sorted
+    visitor.route("**/vendor/plotly*", lambda route: held.append(route))
+    sizes: dict[str, int] = {}
+    visitor.on(
+        "requestfinished", lambda request: sizes.setdefault(request.url, request.sizes()["responseBodySize"])
+    )
+    visitor.goto(f"{live_server.url}/leaderboard/")
+    assert visible_names(visitor) == ["Alfa", "Beta", "Gamma", "Riferimento", "Delta"]
+    visitor.click('th[data-key="model_name"] a:not(.about)')
+    assert visible_names(visitor) in (sorted(visible_names(visitor)), sorted(visible_names(visitor))[::-1])
+    assert visitor.evaluate("typeof window.Plotly") == "undefined"
+    visitor.locator("#progress-chart").scroll_into_view_if_needed()
+    for _ in range(200):  # Playwright hands over the held request only while it is driven
+        if held:
+            break
+        visitor.wait_for_timeout(50)
+    held[0].continue_()
+    chart_drawn(visitor, "databases-chart")
+    chart_drawn(visitor, "progress-chart")
+    assert any("plotly-basic" in url for url in sizes)
+    assert sum(sizes.values()) <= 1_500_000, sizes
+    visitor.context.close()

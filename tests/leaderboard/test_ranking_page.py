@@ -384,7 +384,7 @@ def test_the_charts_show_the_top_systems_and_the_best_ea_over_time(client, board
     response = client.get(URL)
     body = response.content.decode()
     assert 'id="databases-chart-data"' in body and 'id="progress-chart-data"' in body
-    assert "vendor/plotly.min.js" in body and "js/leaderboard.js" in body
+    assert "vendor/plotly-basic.min.js" in body and "js/charts.js" in body and "js/leaderboard.js" in body
     charts = response.context["charts"]
     bars = charts["databases"]["data"]
     assert [trace["name"] for trace in bars] == [
