@@ -84,9 +84,9 @@ def leaderboard_bars(
 
 def best_over_time(board: Leaderboard, *, best_label: str, baseline_label: str) -> dict[str, Any] | None:
     """The best EA reached by the date of each submission that raised it, as a step line; baselines as
-    dotted horizontal lines."""
+    dotted horizontal lines. None until the submissions span two days: one day draws a dot, not a line."""
     ranked = sorted((row for row in board.rows if not row.baseline), key=lambda row: row.date)
-    if not ranked:
+    if len({row.date for row in ranked}) < 2:
         return None
     steps: list[Row] = []
     for row in ranked:

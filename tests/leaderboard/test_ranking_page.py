@@ -417,6 +417,15 @@ def test_the_best_ea_over_time_steps_up_when_a_submission_beats_it(make_submissi
     assert [text.split(" (")[0] for text in line["text"]] == ["Primo", "Migliore", "Migliore"]
 
 
+def test_there_is_no_best_ea_over_time_until_the_submissions_span_two_days(client, make_submission):
+    make_submission(model_name="Primo", **scored_fields(10))
+    make_submission(model_name="Secondo", **scored_fields(16))
+    response = client.get(URL)
+    assert response.context["charts"]["progress"] is None
+    assert 'id="progress-chart' not in response.content.decode()
+    assert 'id="databases-chart-data"' in response.content.decode()
+
+
 def test_the_site_navigation_links_to_the_leaderboard(client, db):
     assert f'href="{URL}"' in client.get(reverse("home")).content.decode()
 
