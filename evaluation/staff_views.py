@@ -12,7 +12,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_http_methods, require_POST
 
 from evaluation import errata, services
 from evaluation.forms import (
@@ -155,9 +155,13 @@ def report(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
 
 
 @staff_required
-@require_POST
+@require_http_methods(["GET", "POST"])
 def publish(request: AuthenticatedHttpRequest, label: str) -> HttpResponse:
+    """GET: the confirmation, since publishing cannot be undone (a page, so that it asks without
+    JavaScript too); POST: publish."""
     version = get_object_or_404(BenchmarkVersion, label=label)
+    if request.method == "GET":
+        return render(request, "evaluation/staff/publish.html", {"version": version})
     try:
         services.version_publish(version=version, carry_submissions=request.POST.get("carry") == "on")
     except services.VersionStateError as error:
@@ -224,10 +228,21 @@ def question_exclusion(request: AuthenticatedHttpRequest, pk: int) -> HttpRespon
             )
         except services.VersionStateError as error:
             messages.error(request, str(error))
+        else:
+            messages.success(request, _exclusion_message(question))
     back = request.POST.get("next", "")
     if url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}, require_https=False):
         return redirect(back)
     return redirect("staff:version", label=question.version.label)
+
+
+def _exclusion_message(question: Question) -> str:
+    if question.is_scored:
+        return _("%(id)s is scored again.") % {"id": question.public_id}
+    return _("%(id)s is left out of scoring: %(reason)s") % {
+        "id": question.public_id,
+        "reason": question.status_reason,
+    }
 
 
 @staff_required

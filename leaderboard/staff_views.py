@@ -43,7 +43,7 @@ def rescore(request: AuthenticatedHttpRequest, label: str) -> HttpResponse:
             if rescoring is None:
                 messages.info(
                     request,
-                    _("Every submission of %(version)s is scored by the current scorer.")
+                    _("Every submission of %(version)s is scored by the current scorer: nothing to rescore.")
                     % {"version": version},
                 )
             else:

@@ -9,7 +9,8 @@
     if (event.target.id === "language") event.target.form.submit();
   });
 
-  // A form with data-confirm asks before it posts (withdrawing a submission).
+  // A form with data-confirm asks before it posts what cannot be undone (withdrawing a submission,
+  // answering an erratum, disabling an account).
   document.addEventListener("submit", function (event) {
     var message = event.target.dataset.confirm;
     if (message && !window.confirm(message)) event.preventDefault();

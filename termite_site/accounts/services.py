@@ -308,6 +308,15 @@ def team_invitation_find(*, raw: str, user: User) -> TeamInvitation:
     return invitation
 
 
+def team_invited_to(*, raw: str) -> Team | None:
+    """The team a link would let someone into now, for the pages an invitee sees before logging in; None
+    for a link that is unknown, used, withdrawn or expired (its own page says which, after the login)."""
+    invitation = (
+        TeamInvitation.objects.pending().select_related("team").filter(token_hash=hash_token(raw)).first()
+    )
+    return invitation.team if invitation is not None else None
+
+
 def team_join(*, raw: str, user: User) -> Team:
     """Join the team of an invitation link, using the link up. Raises InvitationRefused."""
     invitation = team_invitation_find(raw=raw, user=user)

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.contrib import messages
@@ -10,7 +11,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import NON_FIELD_ERRORS
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import reverse
+from django.urls import Resolver404, resolve, reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
@@ -40,16 +41,45 @@ class LoginView(_LoginViewBase):
             response.status_code = 429
         return response
 
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        context = super().get_context_data(**kwargs)
+        context["invited_to"] = _invited_to(context["next"])  # Django's `next`, already checked as local
+        return context
+
+
+def _safe_next(request: HttpRequest) -> str:
+    """The page of this site to go on to (`next`, as Django's login takes it), or "" for none or another
+    site's."""
+    wanted = request.POST.get("next") or request.GET.get("next", "")
+    safe = url_has_allowed_host_and_scheme(
+        wanted, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    )
+    return wanted if safe else ""
+
+
+def _invited_to(next_url: str) -> Team | None:
+    """The team of the invitation link an invitee not logged in was sent on from, when `next_url` is one:
+    the login and sign-up pages name it, so that the invitee knows why to log in."""
+    try:
+        match = resolve(urlsplit(next_url).path)
+    except Resolver404:
+        return None
+    if match.view_name != "accounts:team_join":
+        return None
+    return services.team_invited_to(raw=match.kwargs["token"])
+
 
 def signup(request: HttpRequest) -> HttpResponse:
+    next_url = _safe_next(request)
     if request.user.is_authenticated:
-        return redirect("accounts:profile")
+        return redirect(next_url or "accounts:profile")
     form = SignupForm(request.POST or None)
+    context = {"form": form, "next": next_url, "invited_to": _invited_to(next_url)}
     if request.method == "POST":
         limit, window = settings.SIGNUP_RATE_LIMIT_PER_IP
         if ratelimit.hit("signup-ip", ratelimit.client_ip(request), limit=limit, window=window):
             form.add_error(None, _("Too many sign-ups from your address. Try again later."))
-            return render(request, "accounts/signup.html", {"form": form}, status=429)
+            return render(request, "accounts/signup.html", context, status=429)
         if form.is_valid():
             user = services.user_sign_up(
                 username=form.cleaned_data["username"],
@@ -67,8 +97,9 @@ def signup(request: HttpRequest) -> HttpResponse:
                 )
                 % {"email": user.email},
             )
-            return redirect("accounts:profile")
-    return render(request, "accounts/signup.html", {"form": form})
+            # An invitee goes on to the invitation: joining a team needs no confirmed address.
+            return redirect(next_url or "accounts:profile")
+    return render(request, "accounts/signup.html", context)
 
 
 @login_required
@@ -121,11 +152,7 @@ def email_confirmation_resend(request: AuthenticatedHttpRequest) -> HttpResponse
         except services.TooManyConfirmationMails as problem:
             return _render_profile(request, status=429, confirmation_error=str(problem))
         messages.success(request, _("A new link is on its way to %(email)s.") % {"email": request.user.email})
-    back = request.POST.get("next", "")
-    safe = url_has_allowed_host_and_scheme(
-        back, allowed_hosts={request.get_host()}, require_https=request.is_secure()
-    )
-    return redirect(back if safe else "accounts:profile")
+    return redirect(_safe_next(request) or "accounts:profile")
 
 
 # A link that cannot confirm answers with an error status, so that the failure shows in logs too.
@@ -236,9 +263,20 @@ def team_rename(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
 
 
 @login_required
-@require_POST
+@require_http_methods(["GET", "POST"])
 def team_invitation_create(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     team, membership = _team_of_member(request, slug)
+    if request.method == "GET":
+        # The address of the page that showed a new link, opened again (a reload, the history): the link
+        # is not kept, so the team's page with the links still unused answers instead.
+        messages.info(
+            request,
+            _(
+                "An invitation link is shown once, when it is made. Those not used yet are listed here; make"
+                " a new one if you did not copy yours."
+            ),
+        )
+        return redirect(reverse("accounts:team_detail", args=[team.slug]) + "#invitations")
     _invitation, raw = services.team_invitation_create(team=team, by=request.user)
     link = request.build_absolute_uri(reverse("accounts:team_join", args=[raw]))
     # Rendered, not redirected: the link must not travel through the session.

@@ -11,6 +11,7 @@ from django.urls import reverse
 
 from evaluation.services import version_create_draft
 from tests.evaluation.gold_leaks import assert_no_gold, gold_texts
+from tests.factories import version_make
 
 pytestmark = pytest.mark.django_db
 
@@ -87,6 +88,15 @@ def test_drafts_are_hidden_from_participants_but_shown_to_staff(client, owner, s
     assert b"zeta-9" not in client.get(reverse("evaluation:version_list")).content
     client.force_login(staff)
     assert client.get(reverse("evaluation:version_detail", args=["zeta-9"])).status_code == 200
+
+
+def test_the_version_list_counts_each_question_once_however_many_databases(client, owner):
+    version = version_make(label="conta-1.0", databases={"biblioteca": 3, "ciclismo": 20})
+    client.force_login(owner)
+    response = client.get(reverse("evaluation:version_list"))
+    listed = next(v for v in response.context["versions"] if v.pk == version.pk)
+    assert (listed.question_count, listed.database_count) == (23, 2)
+    assert '<td class="num">2</td><td class="num">23</td>' in response.content.decode()
 
 
 def test_unknown_versions_and_databases_are_404(client, owner, demo_version):

@@ -298,6 +298,13 @@ def test_the_question_page_shows_staff_the_gold_the_findings_and_every_report(cl
     assert "Findings" in page
 
 
+def test_answering_an_erratum_asks_first_since_the_answer_is_final(client, staff, reported):
+    client.force_login(staff)
+    body = client.get(reverse("staff:question_errata", args=[reported.question.pk])).content.decode()
+    assert 'data-confirm="Accept this erratum? The answer is final' in body
+    assert 'data-confirm="Decline this erratum? The answer is final."' in body
+
+
 def test_staff_accept_on_the_question_page_and_are_told_where_it_is_left_out(
     client, staff, reported, demo_version
 ):

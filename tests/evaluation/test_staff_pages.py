@@ -147,6 +147,39 @@ def test_an_exclusion_needs_a_reason(client, staff, draft):
     assert question.status == Question.Status.VALID
 
 
+def test_publishing_asks_first_saying_it_cannot_be_undone(client, staff, demo_version):
+    draft = version_create_draft(label="demo-1.1", name="Termite demo", derived_from=demo_version)
+    client.force_login(staff)
+    version_page = client.get(reverse("staff:version", args=[draft.label])).content.decode()
+    confirm_url = reverse("staff:publish", args=[draft.label])
+    assert f'href="{confirm_url}" id="publish"' in version_page
+    page = client.get(confirm_url)
+    body = page.content.decode()
+    assert page.status_code == 200 and "Publish Termite demo demo-1.1?" in body
+    assert "This cannot be undone" in body and 'name="carry" checked' in body
+    draft.refresh_from_db()
+    assert not draft.is_published, "asking publishes nothing"
+    response = client.post(confirm_url, follow=True)
+    assert "Termite demo demo-1.1 is published." in response.content.decode()
+
+
+def test_the_confirmation_of_a_published_version_offers_no_button(client, staff, demo_version):
+    client.force_login(staff)
+    body = client.get(reverse("staff:publish", args=[demo_version.label])).content.decode()
+    assert "is published already" in body and 'id="publish"' not in body
+
+
+def test_excluding_a_question_and_bringing_it_back_each_say_so(client, staff, demo_version):
+    draft = version_create_draft(label="demo-1.1", name="Termite demo", derived_from=demo_version)
+    question = draft.questions.order_by("public_id").first()
+    url = reverse("staff:question_exclusion", args=[question.pk])
+    client.force_login(staff)
+    excluded = client.post(url, {"excluded": "on", "reason": "ambigua"}, follow=True).content.decode()
+    assert f"{question.public_id} is left out of scoring: ambigua" in excluded
+    back = client.post(url, {"excluded": ""}, follow=True).content.decode()
+    assert f"{question.public_id} is scored again." in back
+
+
 def test_an_empty_draft_cannot_be_published(client, staff, draft):
     client.force_login(staff)
     response = client.post(reverse("staff:publish", args=[draft.label]), follow=True)
@@ -159,7 +192,6 @@ def test_state_changing_staff_pages_take_post_only(client, staff, draft, demo_ve
     client.force_login(staff)
     question = demo_version.questions.first()
     for url in [
-        reverse("staff:publish", args=[draft.label]),
         reverse("staff:question_exclusion", args=[question.pk]),
         reverse("staff:import_archive"),
     ]:

@@ -84,6 +84,7 @@ def test_staff_see_each_account_with_its_evidence_and_actions(
     assert f"#{probed['trivial'].pk}" in theirs and "23 / 23" in theirs and "reads no table: 23" in theirs
     for form in ("probing_hide", "probing_quota", "probing_disable"):
         assert f'action="{url(form, demo_version)}"' in mine
+    assert f'data-confirm="Disable {owner.username}? Its API tokens are revoked for good."' in mine
     assert 'name="csrfmiddlewaretoken"' in page
 
 

@@ -237,6 +237,19 @@ def test_staff_start_a_rescoring_and_watch_its_progress(client, staff, owner, tw
     assert client.post(page, {"reason": "nonsense"}, follow=True).status_code == 200
 
 
+def test_staff_asking_to_rescore_a_version_with_nothing_outdated_are_told_so(client, staff):
+    version = version_make(label="vuota-1.0")
+    client.force_login(staff)
+    response = client.post(
+        reverse("leaderboard_staff:rescore", args=[version.label]), {"reason": "scorer"}, follow=True
+    )
+    assert (
+        f"Every submission of {version} is scored by the current scorer: nothing to rescore."
+        in response.content.decode()
+    )
+    assert not Rescoring.objects.exists()
+
+
 def test_publishing_a_derived_version_carries_its_submissions_over(
     client, owner, make_submission, make_team, gold, in_process, django_capture_on_commit_callbacks
 ):

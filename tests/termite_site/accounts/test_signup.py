@@ -33,6 +33,16 @@ def test_signing_up_creates_the_account_and_logs_in(client, django_user_model):
     assert client.get(reverse("accounts:profile")).context["user"] == user
 
 
+def test_signing_up_goes_on_to_the_page_of_this_site_it_was_asked_from(client):
+    response = client.post(f"{URL}?next=/benchmark/", _form())
+    assert response.status_code == 302 and response.url == "/benchmark/"
+
+
+def test_signing_up_never_goes_on_to_another_site(client):
+    response = client.post(URL, _form(next="https://evil.example/"))
+    assert response.status_code == 302 and response.url == reverse("accounts:profile")
+
+
 def test_it_rejects_an_e_mail_already_in_use_whatever_its_case(client, owner):
     response = client.post(URL, _form(email=owner.email.upper()))
     assert response.status_code == 200

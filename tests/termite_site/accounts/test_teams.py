@@ -144,7 +144,6 @@ def test_the_team_actions_take_a_post(client, owner, team):
     client.force_login(owner)
     for name, args in (
         ("team_rename", [team.slug]),
-        ("team_invitation_create", [team.slug]),
         ("team_leave", [team.slug]),
         ("team_member_remove", [team.slug, owner.pk]),
     ):
@@ -218,6 +217,64 @@ def test_a_member_opening_a_link_is_told_so_and_leaves_it_unused(client, link, o
     assert response.status_code == 409
     assert response.context["refusal"] == "You are already a member of Gruppo Torino."
     assert TeamInvitation.objects.get().used_at is None
+
+
+def test_reopening_the_page_of_a_new_link_shows_the_teams_links_instead_of_an_error(client, owner, team):
+    client.force_login(owner)
+    url = reverse("accounts:team_invitation_create", args=[team.slug])
+    client.post(url)
+    response = client.get(url)  # a reload, or the address opened again
+    assert response.status_code == 302 and response.url == detail(team) + "#invitations"
+    body = client.get(response.url).content.decode()
+    assert "An invitation link is shown once, when it is made." in body and 'id="invitations"' in body
+    assert TeamInvitation.objects.count() == 1
+
+
+def test_reloading_a_link_after_joining_names_the_team_one_is_in(client, link, other_user, team):
+    client.force_login(other_user)
+    client.post(join_url(link))
+    response = client.get(join_url(link))
+    assert response.status_code == 409
+    assert response.context["refusal"] == "You are already a member of Gruppo Torino."
+    assert f'href="{detail(team)}"' in response.content.decode()
+
+
+def test_an_invitee_not_logged_in_is_told_of_the_team_and_comes_back_to_the_link_after_logging_in(
+    client, link, other_user, password, team
+):
+    response = client.get(join_url(link))
+    assert response.status_code == 302
+    login_page = client.get(response.url).content.decode()
+    assert "You are invited to join the team <strong>Gruppo Torino</strong>" in login_page
+    signup = f"{reverse('accounts:signup')}?next={join_url(link)}"
+    assert f'href="{signup}"' in login_page
+    logged_in = client.post(response.url, {"username": other_user.username, "password": password})
+    assert logged_in.status_code == 302 and logged_in.url == join_url(link)
+
+
+def test_an_invitee_without_an_account_signs_up_and_comes_back_to_the_link(client, link, team):
+    signup = f"{reverse('accounts:signup')}?next={join_url(link)}"
+    page = client.get(signup).content.decode()
+    assert "You are invited to join the team <strong>Gruppo Torino</strong>" in page
+    assert f'name="next" value="{join_url(link)}"' in page
+    form = {
+        "username": "dario",
+        "email": "dario@example.org",
+        "affiliation": "Politecnico di Milano",
+        "password1": "correct-horse-battery-staple",
+        "password2": "correct-horse-battery-staple",
+        "next": join_url(link),
+    }
+    response = client.post(signup, form)
+    assert response.status_code == 302 and response.url == join_url(link)
+    assert client.post(join_url(link)).url == detail(team)  # joining needs no confirmed address
+    assert team.members.filter(username="dario").exists()
+
+
+def test_the_login_page_names_no_team_for_a_link_that_no_longer_lets_anyone_in(client, link):
+    TeamInvitation.objects.update(expires_at=timezone.now() - timedelta(minutes=1))
+    page = client.get(f"{reverse('accounts:login')}?next={join_url(link)}").content.decode()
+    assert 'id="invited-to"' not in page and "Gruppo Torino" not in page
 
 
 def test_refusals_carry_a_code_for_each_case(link, owner, other_user):
