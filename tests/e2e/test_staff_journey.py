@@ -56,6 +56,8 @@ def test_staff_add_a_database_read_the_report_and_publish_a_new_version(
 
     page.click("text=Termite demo demo-1.1")
     page.once("dialog", lambda dialog: dialog.accept())
+    page.click("#publish")  # publishing cannot be undone: it asks on a page of its own
+    page.wait_for_selector("#cannot-be-undone")
     page.click("button:has-text('Publish this version')")
     page.wait_for_selector("text=is published")
     assert BenchmarkVersion.objects.get(label="demo-1.1").is_published
