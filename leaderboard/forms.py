@@ -19,7 +19,7 @@ from leaderboard.model_card import RUN_SAYS, UNKNOWN, Approach, Weights, card_pr
 from leaderboard.models import Submission
 from leaderboard.protocols import catalogue
 from leaderboard.protocols.catalogue import DEFAULT_PROTOCOL
-from leaderboard.ranking import COLUMN_GROUPS, RowFilters
+from leaderboard.ranking import COLUMN_GROUPS, FOLDED_GROUPS, NO_GROUP_HIDDEN, RowFilters
 from leaderboard.run_services import Budget, Decoding, protocol_card
 from termite_site.accounts.models import Team, User
 from termite_site.outbound import OutboundRefused, check_url
@@ -364,7 +364,7 @@ class RankingView:
     team: str = ""
     sort: str = "rank"
     descending: bool = False
-    hidden: tuple[str, ...] = ()
+    hidden: tuple[str, ...] = FOLDED_GROUPS
     page: int = 1
     everything: bool = False  # ?all=1: every row on one page, as the browser's own sorting and filters want
 
@@ -394,7 +394,9 @@ class RankingForm(forms.Form):
     team = forms.SlugField(required=False, max_length=140)
     sort = forms.ChoiceField(required=False)
     order = forms.ChoiceField(required=False, choices=[("asc", "asc"), ("desc", "desc")])
-    hide = forms.MultipleChoiceField(required=False, choices=list(COLUMN_GROUPS.items()))
+    hide = forms.MultipleChoiceField(
+        required=False, choices=[*COLUMN_GROUPS.items(), (NO_GROUP_HIDDEN, NO_GROUP_HIDDEN)]
+    )
     page = forms.IntegerField(required=False, min_value=1, max_value=100_000)
     all = forms.BooleanField(required=False)
 
@@ -415,7 +417,9 @@ class RankingForm(forms.Form):
             team=data.get("team", ""),
             sort=data.get("sort", "rank"),
             descending=data.get("order") == "desc",
-            hidden=tuple(group for group in COLUMN_GROUPS if group in data.get("hide", ())),
+            hidden=tuple(group for group in COLUMN_GROUPS if group in data["hide"])
+            if "hide" in data
+            else FOLDED_GROUPS,
             page=data.get("page", 1),
             everything=bool(data.get("all")),
         )

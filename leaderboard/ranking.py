@@ -63,6 +63,11 @@ COLUMN_GROUPS = {
     "spider": _("Spider dev EA, self-reported"),
     "tags": _("Model card"),
 }
+# Folded until a visitor unfolds them, so that the default columns fit a laptop's screen (1280 px; the
+# model card is on each submission's page and in the exports too); `?hide=none` (NO_GROUP_HIDDEN) unfolds
+# every group.
+FOLDED_GROUPS = ("databases", "hardness", "tags")
+NO_GROUP_HIDDEN = "none"
 
 
 @dataclass(frozen=True)

@@ -146,6 +146,8 @@ def _context(
         "shown_count": len(shown),
         "pagination": pagination,
         "groups": list(ranking.COLUMN_GROUPS.items()),
+        "folded": [label for group, label in ranking.COLUMN_GROUPS.items() if group in view.hidden],
+        "unfold_url": f"?{_query(named, view, hide=ranking.NO_GROUP_HIDDEN)}",
         "weights_choices": Weights.choices,
         "approach_choices": Approach.choices,
         "charts": page.charts,
@@ -166,7 +168,7 @@ def _query(named: str, view: RankingView, **changes: str) -> str:
         "team": view.team,
         "sort": "" if view.sort == "rank" and not view.descending else view.sort,
         "order": "desc" if view.descending else "",
-        "hide": list(view.hidden),
+        "hide": _hide_parameter(view.hidden),
         "all": "1" if view.everything else "",
         "page": str(view.page) if view.page > 1 else "",
         **changes,
@@ -174,6 +176,13 @@ def _query(named: str, view: RankingView, **changes: str) -> str:
     return urlencode(
         [(name, value) for name, values_ in values.items() for value in _listed(values_) if value]
     )
+
+
+def _hide_parameter(hidden: tuple[str, ...]) -> list[str]:
+    """`?hide=`: nothing for the folded default, `none` for every group shown."""
+    if hidden == ranking.FOLDED_GROUPS:
+        return []
+    return list(hidden) or [ranking.NO_GROUP_HIDDEN]
 
 
 def _listed(value: str | list[str]) -> list[str]:

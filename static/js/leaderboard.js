@@ -111,13 +111,25 @@
   }
 
   // Column groups.
+  // The groups folded by default (leaderboard/ranking.py FOLDED_GROUPS) need no parameter; "none" says that
+  // every group is shown.
+  var FOLDED = "databases hardness tags";
+  var groupBoxes = form.querySelectorAll("input[type=checkbox][name=hide]");
   function applyHidden() {
-    var hidden = Array.prototype.slice.call(form.querySelectorAll("input[name=hide]:checked"))
+    var hidden = Array.prototype.filter.call(groupBoxes, function (box) { return box.checked; })
       .map(function (box) { return box.value; });
-    form.querySelectorAll("input[name=hide]").forEach(function (box) {
-      table.classList.toggle("hide-" + box.value, box.checked);
+    groupBoxes.forEach(function (box) { table.classList.toggle("hide-" + box.value, box.checked); });
+    var folded = document.getElementById("folded-groups");
+    if (folded) folded.hidden = hidden.length === 0;
+    setParams({ hide: hidden.join(" ") === FOLDED ? [] : hidden.length ? hidden : ["none"] });
+  }
+  var unfold = document.getElementById("unfold");
+  if (unfold) {
+    unfold.addEventListener("click", function (event) {
+      event.preventDefault();
+      groupBoxes.forEach(function (box) { box.checked = false; });
+      applyHidden();
     });
-    setParams({ hide: hidden });
   }
 
   form.addEventListener("input", function (event) {

@@ -117,9 +117,14 @@ def test_at_1280_px_the_first_rows_ea_is_in_view_and_every_column_is_reachable(r
     assert page.locator("#leaderboard thead th[data-key='ea']").inner_text().startswith("EA")
     assert in_viewport(page, FIRST_EA)
     assert page.is_visible("#leaderboard-filters select[name=weights]")  # the filters are open here
-
-    # The table scrolls inside its own container, which the keyboard can reach and which has a name.
+    # The default columns all fit: the groups per database and per hardness come folded.
     scroll = page.locator(".table-scroll:has(> #leaderboard)")
+    assert scroll.evaluate("el => el.scrollWidth <= el.clientWidth")
+    assert in_viewport(page, "#leaderboard thead th[data-key='spider_gap']")  # the last one shown
+    first_screen(page, screenshot(page, "leaderboard-1280-folded"))
+
+    # Unfolded, the table scrolls inside its own container, which the keyboard can reach and which has a name.
+    page.click("#unfold")
     assert scroll.get_attribute("tabindex") == "0" and scroll.get_attribute("role") == "region"
     assert scroll.evaluate("el => el.scrollWidth > el.clientWidth")
     last = page.locator("#leaderboard thead tr:last-child th:last-child")

@@ -72,6 +72,7 @@ def server_names(client, url: str) -> list[str]:
 
 
 def test_the_browser_sorts_each_column_as_the_server_does(page, client):
+    page.click("#unfold")  # the columns per database and per hardness too
     for key in (
         "ea",
         "ts_ea",
@@ -116,6 +117,7 @@ def test_the_browser_filters_as_the_server_does_and_keeps_the_url(page, client):
 
 
 def test_the_browser_hides_and_shows_column_groups(page):
+    page.click("#unfold")
     cell = page.locator('#leaderboard tbody td[data-group="databases"]').first
     assert cell.is_visible()
     page.check('input[name=hide][value="databases"]')
@@ -124,6 +126,22 @@ def test_the_browser_hides_and_shows_column_groups(page):
     assert query(page) == {"hide": ["databases"]}
     page.uncheck('input[name=hide][value="databases"]')
     assert cell.is_visible()
+    assert query(page) == {"hide": ["none"]}
+
+
+def test_the_groups_come_folded_and_one_click_unfolds_them(page):
+    cells = [
+        page.locator(f'#leaderboard tbody td[data-group="{group}"]').first
+        for group in ("databases", "hardness", "tags")
+    ]
+    assert not any(cell.is_visible() for cell in cells) and page.is_visible("#folded-groups")
+    page.click("#unfold")
+    assert all(cell.is_visible() for cell in cells) and not page.is_visible("#folded-groups")
+    assert query(page) == {"hide": ["none"]}
+    page.check('input[name=hide][value="databases"]')
+    page.check('input[name=hide][value="hardness"]')
+    page.check('input[name=hide][value="tags"]')
+    assert query(page) == {}  # the default again: one address for it
 
 
 def test_the_charts_are_drawn(page):

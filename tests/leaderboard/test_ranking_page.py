@@ -373,11 +373,28 @@ def test_column_groups_can_be_hidden(client, board):
     assert '<table class="table leaderboard hide-databases hide-tags" id="leaderboard">' in body
     assert '<input type="checkbox" name="hide" value="databases" checked>' in body
     assert '<input type="checkbox" name="hide" value="hardness">' in body
-    assert '<table class="table leaderboard" id="leaderboard">' in client.get(URL).content.decode()
     assert (
         '<table class="table leaderboard" id="leaderboard">'
-        in client.get(URL, {"hide": "x"}).content.decode()
+        in client.get(URL, {"hide": "none"}).content.decode()
     )
+
+
+def test_the_groups_per_database_per_hardness_and_of_the_model_card_come_folded_and_one_link_unfolds_them(
+    client, board
+):
+    folded = '<table class="table leaderboard hide-databases hide-hardness hide-tags" id="leaderboard">'
+    body = client.get(URL).content.decode()
+    assert folded in body
+    assert "Folded: EA per database, EA per hardness level, Model card." in body
+    assert '<a href="?hide=none" id="unfold">Show every column</a>' in body
+    assert folded in client.get(URL, {"hide": "x"}).content.decode()  # anything invalid: the default
+    # The filter form always sends `none`, so that unchecking every group shows them all without JavaScript.
+    assert '<input type="hidden" name="hide" value="none">' in body
+    unfolded = client.get(URL, {"hide": ["none"]}).content.decode()
+    assert '<table class="table leaderboard" id="leaderboard">' in unfolded and 'id="unfold"' not in unfolded
+    # Sorting an unfolded table keeps it unfolded.
+    assert '<th scope="col" data-key="ea" class="num"' in unfolded
+    assert '<a href="?sort=ea&amp;order=desc&amp;hide=none">' in unfolded
 
 
 def test_the_charts_show_the_top_systems_and_the_best_ea_over_time(client, board):
