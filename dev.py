@@ -1,10 +1,5 @@
 #!/usr/bin/env python3
-"""Set up and run Termite Portal with nothing but Python 3.
-
-    python3 dev.py start   # venv, install, migrate, demo content, serve on http://127.0.0.1:8000
-    python3 dev.py test    # venv, install, run the whole test suite (extra arguments go to pytest)
-    python3 dev.py lint    # ruff, import-linter (ARCHITECTURE.md's rules) and mypy over the whole codebase
-    python3 dev.py install # only the venv and its requirements (what each command above does first)
+"""Set up and run Termite Portal with nothing but Python 3: `python3 dev.py --help` lists the commands.
 
 The virtual environment lives in .venv and is reinstalled only when the requirements change.
 """
@@ -24,6 +19,21 @@ PYTHON = VENV / "bin" / "python"
 REQUIREMENTS = [ROOT / "requirements.txt", ROOT / "requirements-dev.txt"]
 STAMP = VENV / ".requirements.sha256"
 
+USAGE = """\
+usage: python3 dev.py COMMAND [ARGUMENTS]
+
+  start [ADDRESS]     make the venv, migrate, load the demo and serve it on ADDRESS, HOST:PORT
+                      (default 127.0.0.1:8000)
+  test [PYTEST ARGS]  run the test suite; the arguments go to pytest (-m processes, a file, -k tokens -x)
+  lint [RUFF ARGS]    ruff, import-linter (ARCHITECTURE.md's rules) and mypy over the whole codebase;
+                      the arguments go to `ruff check` (--fix)
+  install             only the venv and its requirements (what each other command does first)
+  manage ARGS         manage.py ARGS with the venv's Python and the settings `start` uses (DEBUG=1 unless
+                      DEBUG is set): `manage help` lists the commands, `manage score --help` one's options
+  help, -h, --help    this text
+"""
+HELP = ("help", "-h", "--help")
+
 
 def _requirements_digest() -> str:
     digest = hashlib.sha256()
@@ -34,12 +44,13 @@ def _requirements_digest() -> str:
 
 def ensure_venv() -> None:
     if not PYTHON.exists():
-        print("Creating the virtual environment in .venv ...", flush=True)
+        # On stderr, as pip's own messages: stdout is the command's (`manage score --json > scores.json`).
+        print("Creating the virtual environment in .venv ...", file=sys.stderr, flush=True)
         venv.EnvBuilder(with_pip=True).create(VENV)
     digest = _requirements_digest()
     if STAMP.exists() and STAMP.read_text() == digest:
         return
-    print("Installing the requirements ...", flush=True)
+    print("Installing the requirements ...", file=sys.stderr, flush=True)
     pip = [str(PYTHON), "-m", "pip", "install", "--disable-pip-version-check", "-q"]
     subprocess.run([*pip, "-r", str(ROOT / "requirements-dev.txt")], check=True)
     STAMP.write_text(digest)
@@ -51,8 +62,15 @@ def run(*args: str, env: dict[str, str] | None = None, program: Path = PYTHON) -
         sys.exit(completed.returncode)
 
 
+def development_env() -> dict[str, str]:
+    """This shell's environment with DEBUG on unless it says otherwise: the embedded portal then generates
+    its secrets under ./var/ instead of refusing to start without them."""
+    return {**os.environ, "DEBUG": os.environ.get("DEBUG", "1")}
+
+
 def start(extra: list[str]) -> None:
-    env = {**os.environ, "DEBUG": os.environ.get("DEBUG", "1")}
+    os.chdir(ROOT)
+    env = development_env()
     run("manage.py", "migrate", "--noinput", env=env)
     run("manage.py", "load_demo", env=env)
     address = extra[0] if extra else "127.0.0.1:8000"
@@ -61,6 +79,7 @@ def start(extra: list[str]) -> None:
 
 
 def test(extra: list[str]) -> None:
+    os.chdir(ROOT)  # the README's test paths are the checkout's
     os.execv(str(PYTHON), [str(PYTHON), "-m", "pytest", *extra])
 
 
@@ -76,11 +95,19 @@ def install(extra: list[str]) -> None:
     the lint and the test lanes side by side, which would otherwise race to install it."""
 
 
-COMMANDS = {"start": start, "test": test, "lint": lint, "install": install}
+def manage(extra: list[str]) -> None:
+    # In the caller's directory: the paths among the arguments are relative to it (`score predictions.jsonl`).
+    os.execve(str(PYTHON), [str(PYTHON), str(ROOT / "manage.py"), *extra], development_env())
+
+
+COMMANDS = {"start": start, "test": test, "lint": lint, "install": install, "manage": manage}
 
 if __name__ == "__main__":
-    if len(sys.argv) < 2 or sys.argv[1] not in COMMANDS:
-        sys.exit(f"usage: python3 dev.py {{{'|'.join(COMMANDS)}}} [arguments]")
-    os.chdir(ROOT)
+    command = sys.argv[1] if len(sys.argv) > 1 else ""
+    if command in HELP:
+        print(USAGE, end="")
+        sys.exit()
+    if command not in COMMANDS:
+        sys.exit(f"{USAGE}\nUnknown command: {command!r}" if command else USAGE)
     ensure_venv()
-    COMMANDS[sys.argv[1]](sys.argv[2:])
+    COMMANDS[command](sys.argv[2:])

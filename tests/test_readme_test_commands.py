@@ -4,8 +4,6 @@ suite from inside itself would run it twice."""
 
 from __future__ import annotations
 
-import re
-import shlex
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -13,21 +11,14 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from tests.processes import ROOT, child_env
+from tests.readme import shell_commands
 
 pytestmark = pytest.mark.processes
 
 
-def commands_of_the_tests_section() -> list[str]:
-    readme = (ROOT / "README.md").read_text()
-    section = readme.split("\n## Tests\n", 1)[1].split("\n## ", 1)[0]
-    (block,) = re.findall(r"```sh\n(.*?)```", section, re.S)
-    return [line.split("  #")[0].strip() for line in block.splitlines() if line.strip()]
-
-
-def collected(command: str) -> list[str]:
-    """The ids of the tests `command` would run."""
-    words = shlex.split(command)
-    assert words[:3] == ["python3", "dev.py", "test"], command
+def collected(words: list[str]) -> list[str]:
+    """The ids of the tests the command `words` would run."""
+    assert words[:3] == ["python3", "dev.py", "test"], words
     done = subprocess.run(
         [sys.executable, *words[1:], "--collect-only", "-q", "-p", "no:cacheprovider"],
         cwd=ROOT,
@@ -41,18 +32,18 @@ def collected(command: str) -> list[str]:
 
 
 def test_the_lanes_split_the_suite_and_a_file_or_a_test_is_just_that():
-    commands = commands_of_the_tests_section()
+    commands = shell_commands(section="Tests")
     assert len(commands) == 5, commands
     with ThreadPoolExecutor(max_workers=2) as pool:
         everything, main, processes, one_file, one_test, parallel = pool.map(
-            collected, ["python3 dev.py test", *commands]
+            collected, [["python3", "dev.py", "test"], *commands]
         )
     assert set(main).isdisjoint(processes) and sorted(main + processes) == sorted(everything)
     assert any(test.startswith("tests/e2e/") for test in processes)
     assert not any(test.startswith(("tests/e2e/", "tests/faults/")) for test in main)
     assert parallel == main
 
-    file_name = shlex.split(commands[2])[3]
+    file_name = commands[2][3]
     assert one_file and all(test.startswith(f"{file_name}::") for test in one_file)
     assert one_file == [test for test in everything if test.startswith(f"{file_name}::")]
-    assert one_test == [shlex.split(commands[3])[3]]
+    assert one_test == [commands[3][3]]
