@@ -15,7 +15,15 @@ from django.utils.html import escape
 from django.utils.translation import gettext_lazy as _
 
 from evaluation.models import BenchmarkVersion
-from leaderboard.model_card import RUN_SAYS, UNKNOWN, Approach, Weights, card_problems, parse_cutoff
+from leaderboard.model_card import (
+    PUBLIC_REQUIRED,
+    RUN_SAYS,
+    UNKNOWN,
+    Approach,
+    Weights,
+    card_problems,
+    parse_cutoff,
+)
 from leaderboard.models import Submission
 from leaderboard.protocols import catalogue
 from leaderboard.protocols.catalogue import DEFAULT_PROTOCOL
@@ -42,7 +50,7 @@ class SubmissionForm(_SubmissionModelForm):
         required=False,
     )
     predictions = forms.FileField(
-        label=_("Predictions"),
+        label=_("Predictions file"),
         # Help texts are rendered as HTML (the password ones carry a list); this one shows a literal "<db>".
         help_text=escape(
             _('JSONL, one {"question_id": …, "sql": …} per line; or a zip of <db>/predict.txt files.')
@@ -88,7 +96,11 @@ class SubmissionForm(_SubmissionModelForm):
             "run_date": forms.DateInput(attrs={"type": "date"}),
         }
 
-    field_order: tuple[str, ...] = ("model_name", "team")
+    # The file first: it is what the form is for, and what a returning uploader changes.
+    field_order: tuple[str, ...] = ("predictions", "model_name", "team")
+
+    # Marked "required if public" by the form's template (templates/accounts/_form.html).
+    public_required = frozenset(PUBLIC_REQUIRED)
 
     # Choices a script may leave out on a private submission; they take the model card's defaults.
     DEFAULTED = ("weights", "approach", "dialect")
@@ -180,6 +192,9 @@ class RunForm(SubmissionForm):
 
     class Meta(SubmissionForm.Meta):
         fields: tuple[str, ...] = tuple(name for name in Submission.MODEL_CARD_FIELDS if name not in RUN_SAYS)
+
+    # The run's own temperature is a setting of the run, asked of every run, public or not.
+    public_required = SubmissionForm.public_required - frozenset(RUN_SAYS)
 
     field_order = (
         "version",

@@ -11,10 +11,16 @@ register = template.Library()
 
 @register.filter
 def percent(value: float | str | None) -> str:
-    """0.4567 → "45.7"; empty for a missing value."""
+    """A score (EA, EA-strict, TS-EA, an end of an interval) as every page shows it: a percentage with one
+    decimal, 0.4567 → "45.7"; "—" for a missing value. The one way: a page that rounds otherwise would
+    show the same submission with two different numbers."""
     if value is None or value == "":
         return "—"
-    return f"{100 * float(value):.1f}"
+    return _one_decimal(100 * float(value))
+
+
+def _one_decimal(percentage: float) -> str:
+    return f"{percentage:.1f}"
 
 
 @register.filter
@@ -61,7 +67,7 @@ def chart_numbers(figure: dict[str, Any]) -> dict[str, Any]:
         for x, y, text in zip(trace["x"], trace["y"], texts, strict=False):
             label = str(x)[:10] if _ISO_DATETIME.match(str(x)) else str(x)  # the axis shows days only
             cells = rows.setdefault(label, [""] * len(columns))
-            value = "—" if y is None else f"{float(y):.1f}"
+            value = "—" if y is None else _one_decimal(float(y))  # the figure's numbers are percentages
             cells[index] = f"{value} ({text})" if text else value
     return {"columns": columns, "rows": list(rows.items())}
 

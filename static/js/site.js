@@ -15,4 +15,19 @@
     var message = event.target.dataset.confirm;
     if (message && !window.confirm(message)) event.preventDefault();
   });
+
+  // A form sent back with errors opens on their summary (templates/accounts/_form.html), so that a keyboard
+  // or a screen reader starts from the list of what to fix rather than from the top of the page.
+  var summary = document.querySelector(".error-summary");
+  if (summary) summary.focus();
+
+  // A link of the summary puts the focus in its field, where following a fragment only scrolls.
+  document.addEventListener("click", function (event) {
+    var link = event.target.closest && event.target.closest(".error-summary a[href^='#']");
+    var field = link && document.getElementById(link.hash.slice(1));
+    if (field) {
+      event.preventDefault();
+      field.focus();
+    }
+  });
 })();

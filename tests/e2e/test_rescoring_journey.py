@@ -60,7 +60,7 @@ def test_staff_rescore_after_a_scorer_change_then_carry_the_submissions_to_a_new
     assert "1 submission was scored by an older scorer." in page.inner_text("#older-count")
     page.click("button:has-text('Rescore every submission')")
     for _ in range(60):  # the worker rescores it; the page shows the progress, then what moved
-        if "EA 0.500 → 1.000" in page.inner_text("#rescorings"):
+        if "EA 50.0 → 100.0" in page.inner_text("#rescorings"):
             break
         page.wait_for_timeout(500)
         page.reload()
@@ -70,7 +70,7 @@ def test_staff_rescore_after_a_scorer_change_then_carry_the_submissions_to_a_new
     assert submission.scorer_version == SCORER_VERSION and submission.ea == 1.0
     page.goto(f"{live_portal}/changelog/")
     assert f"Rescored with scorer {SCORER_VERSION}" in page.inner_text("main")
-    assert "EA 0.500 → 1.000" in page.inner_text("main")
+    assert "EA 50.0 → 100.0" in page.inner_text("main")
     screenshot(page, "rescoring-1-changelog")
 
     page.goto(f"{live_portal}/staff/")

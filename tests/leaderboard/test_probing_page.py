@@ -79,7 +79,7 @@ def test_staff_see_each_account_with_its_evidence_and_actions(
     assert f"#{probed['second'].pk}" in mine and f"#{probed['first'].pk}" in mine
     assert "ciclismo-002" in mine and "SELECT nome FROM corridori WHERE squadra = &#x27;Rossa&#x27;" in mine
     assert "(wrong_result)" in mine and "(correct)" in mine  # what scoring said, before and after
-    assert "0.435 → 0.478" in mine  # EA of 10 and 11 of 23
+    assert "43.5 → 47.8" in mine and "Δ +4.3" in mine  # EA of 10 and 11 of 23
     theirs = page.split(f'id="account-{other_user.pk}"')[1].split("</section>")[0]
     assert f"#{probed['trivial'].pk}" in theirs and "23 / 23" in theirs and "reads no table: 23" in theirs
     for form in ("probing_hide", "probing_quota", "probing_disable"):

@@ -10,8 +10,10 @@ from django.db import connection
 from django.urls import reverse
 
 from leaderboard.jobs import run_protocol
+from leaderboard.model_card import PUBLIC_REQUIRED, RUN_SAYS
 from leaderboard.models import ProtocolRun
 from tests.demo import PUBLIC_CARD
+from tests.form_page import FormPage
 from tests.leaderboard.protocol_runs import good_model, start_run
 from tests.openai_stub import OpenAIStub
 
@@ -186,3 +188,21 @@ def test_the_run_form_refuses_bad_input_field_by_field(client, owner, demo_versi
     assert response.status_code == 400
     assert message in " ".join(response.context["form"].errors[field])
     assert not ProtocolRun.objects.exists()
+
+
+def test_the_run_form_marks_what_a_public_run_must_still_say_and_not_what_the_run_says(
+    client, owner, demo_version
+):
+    client.force_login(owner)
+    page = FormPage(client.get(reverse("leaderboard:run_new")).content.decode())
+    assert page.public_required == [f"id_{name}" for name in PUBLIC_REQUIRED if name not in RUN_SAYS]
+
+
+def test_a_refused_run_form_opens_on_a_summary_linking_each_error_to_its_field(client, owner, demo_version):
+    client.force_login(owner)
+    form = {"endpoint_url": "ftp://example.org/v1", "model": "m", "protocol": "termite-2turn-it/1"}
+    page = FormPage(client.post(reverse("leaderboard:run_new"), form).content.decode())
+    assert page.summary is not None and page.summary_before_fields
+    linked = [target for target, _text in page.summary_links]
+    assert linked[0] == "id_endpoint_url" and "id_model_name" in linked
+    assert set(linked) <= page.ids

@@ -198,7 +198,7 @@ def test_the_changelog_lists_what_a_rescoring_moved(client, two_public, demo_ver
     call_command_output("rescore", "--version", "demo-1.0")
     body = client.get(reverse("changelog")).content.decode()
     assert f"Rescored with scorer {SCORER_VERSION}" in body
-    assert f"#{best.pk} Tutto giusto</a>: EA 0.250 → 1.000, rank 2 → 1" in body
+    assert f"#{best.pk} Tutto giusto</a>: EA 25.0 → 100.0, rank 2 → 1" in body
 
 
 def test_the_page_and_the_api_show_the_history_oldest_first(client, owner, two_public, demo_version):

@@ -142,6 +142,14 @@ def test_the_list_shows_only_the_users_own_submissions(client, owner, other_user
     assert listed == [mine]
 
 
+def test_the_list_rounds_ea_as_every_page_does_to_one_decimal(client, owner, make_submission):
+    submission = make_submission(**scored_fields(16))  # 16 of 23: 69.565…%
+    client.force_login(owner)
+    listed = client.get(reverse("leaderboard:submission_list")).content.decode()
+    assert '<td class="num">69.6</td>' in listed
+    assert '<strong id="ea">69.6</strong>' in client.get(submission.get_absolute_url()).content.decode()
+
+
 def test_scores_from_the_current_scorer_carry_no_warning(client, owner, scored):
     client.force_login(owner)
     assert 'id="older-scorer"' not in client.get(scored.get_absolute_url()).content.decode()
@@ -162,7 +170,7 @@ def test_the_results_show_ts_ea_with_its_interval_beside_ea_and_per_group(client
     metrics = reverse("metrics")
     assert (
         f'<a href="{metrics}#ts-ea">TS-EA</a> <strong id="ts-ea">69.6</strong>'
-        f" <small>(95% CI {100 * low:.1f}\u2013{100 * high:.1f})</small>"
+        f' <small id="ts-ea-ci95">(95% CI {100 * low:.1f}\u2013{100 * high:.1f})</small>'
     ) in body
     assert "23 of the 23 questions scored have a test suite" in body
     per_database = body.split('id="per-database"')[1].split("</table>")[0]
@@ -173,6 +181,18 @@ def test_the_results_show_ts_ea_with_its_interval_beside_ea_and_per_group(client
     assert hardness["extra"]["ts_ea"] == 0.0 and hardness["easy"]["ts_ea"] == 1.0
     bars = response.context["chart"]["data"]
     assert [trace["name"] for trace in bars] == ["EA", "EA-strict", "TS-EA"]
+
+
+def test_the_page_opens_with_the_status_and_the_scores_with_their_intervals_before_the_model_card(
+    client, make_submission
+):
+    body = client.get(
+        make_submission(**scored_fields(20, strict=18, ts=16)).get_absolute_url()
+    ).content.decode()
+    headline = ['id="status"', 'id="ea"', 'id="ea-ci95"', 'id="ea-strict"', 'id="ts-ea"', 'id="ts-ea-ci95"']
+    positions = [body.index(mark) for mark in [*headline, 'id="model-card"']]
+    assert positions == sorted(positions)
+    assert body.index("<section") == body.index('<section class="card" id="status-card"')
 
 
 def test_scores_made_before_ts_ea_show_it_as_unknown_never_as_zero_or_ea(client, make_submission):

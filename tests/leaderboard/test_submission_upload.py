@@ -7,8 +7,10 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from evaluation.scoring.score import SCORER_VERSION
+from leaderboard.model_card import PUBLIC_REQUIRED
 from leaderboard.models import Submission, SubmissionQuota
 from tests.demo import PUBLIC_CARD, predictions_jsonl
+from tests.form_page import FormPage
 
 pytestmark = pytest.mark.django_db
 
@@ -107,6 +109,48 @@ def test_a_bad_file_is_refused_with_its_line_and_field_and_costs_nothing(logged_
     assert message in response.content.decode()
     assert not Submission.objects.exists()
     assert "You can submit 5 more today" in response.content.decode()
+
+
+def test_a_refused_file_opens_the_page_on_a_summary_linking_each_line_to_the_file_field(logged_in):
+    good = b'{"question_id": "biblioteca-001", "sql": "SELECT 1"}'
+    response = logged_in.post(URL, form(b"\n".join([good, b"[1]", b"[2]"])))
+    page = FormPage(response.content.decode())
+    assert page.summary is not None and page.summary_before_fields
+    assert page.summary["role"] == "alert" and page.summary["tabindex"] == "-1"
+    assert page.summary_links == [
+        ("id_predictions", "Predictions file: preds.jsonl: line 2: expected a JSON object, got list"),
+        ("id_predictions", "Predictions file: preds.jsonl: line 3: expected a JSON object, got list"),
+    ]
+    assert "id_predictions" in page.ids
+
+
+def test_a_refused_public_card_lists_every_missing_field_as_a_link_to_it(logged_in):
+    response = logged_in.post(URL, form(b"{}", weights="", approach="", is_public="on"))
+    page = FormPage(response.content.decode())
+    assert page.summary_before_fields
+    linked = [target for target, _text in page.summary_links]
+    assert linked == [
+        f"id_{name}" for name in page.fields if name in PUBLIC_REQUIRED and name != "temperature"
+    ]
+    assert set(linked) <= page.ids
+    assert (
+        "id_weights",
+        "Weights: A public submission must say whether the weights are open or closed.",
+    ) in (page.summary_links)
+
+
+def test_an_accepted_form_has_no_error_summary(logged_in):
+    assert FormPage(logged_in.get(URL).content.decode()).summary is None
+
+
+def test_the_file_is_the_first_field_of_the_upload_form(logged_in):
+    assert FormPage(logged_in.get(URL).content.decode()).fields[0] == "predictions"
+
+
+def test_every_field_a_public_submission_requires_is_marked_so_in_words(logged_in):
+    page = FormPage(logged_in.get(URL).content.decode())
+    assert sorted(page.public_required) == sorted(f"id_{name}" for name in PUBLIC_REQUIRED)
+    assert "required if public" in logged_in.get(URL).content.decode()
 
 
 def test_a_file_over_the_size_cap_is_refused(logged_in, settings):

@@ -1,6 +1,8 @@
 import pytest
 from django.urls import reverse
 
+from tests.form_page import FormPage
+
 pytestmark = pytest.mark.django_db
 
 URL = reverse("accounts:signup")
@@ -54,6 +56,15 @@ def test_it_rejects_mismatched_passwords(client, django_user_model):
     assert response.status_code == 200
     assert "password2" in response.context["form"].errors
     assert not django_user_model.objects.filter(username="dario").exists()
+
+
+def test_a_refused_sign_up_opens_on_a_summary_linking_the_error_to_its_field(client):
+    page = FormPage(client.post(URL, _form(password2="something-else-entirely")).content.decode())
+    assert page.summary is not None and page.summary_before_fields
+    assert page.summary_links == [
+        ("id_password2", "Password confirmation: The two password fields didn\u2019t match.")
+    ]
+    assert "id_password2" in page.ids
 
 
 def test_it_rejects_a_too_common_password(client):
