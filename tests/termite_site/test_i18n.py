@@ -17,13 +17,14 @@ import ast
 import gettext
 import re
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, timedelta
 from html import unescape
 from pathlib import Path
 
 import pytest
 from django.conf import settings
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.translation import trim_whitespace
 
 pytestmark = pytest.mark.django_db
@@ -172,13 +173,15 @@ def _assert_phrases(text: str, italian: list[str], english: list[str]) -> None:
 
 @pytest.fixture
 def ranked(make_submission, demo_version):
-    """A public scored submission with open weights and a baseline, so that every kind of row shows."""
+    """A public scored submission with open weights, an earlier one (so that the best EA has a line over
+    time) and a baseline, so that every kind of row shows."""
     from leaderboard.models import Baseline
     from tests.leaderboard.scored import scored_fields
 
     make_submission(
         model_name="Alfa", weights="open", model_size="7B", spider_dev_ea=80.0, **scored_fields(20)
     )
+    make_submission(model_name="Primo", created_at=timezone.now() - timedelta(days=3), **scored_fields(10))
     Baseline.objects.create(
         version=demo_version,
         model_name="Riferimento",
@@ -200,7 +203,9 @@ LEADERBOARD_IT = [
     "EA per livello di difficoltà",
     "Scheda del modello",
     '<button type="submit">Applica</button>',
-    'Righe mostrate: <span id="shown-count">2</span> su 2.',
+    'Righe mostrate: <span id="shown-count">3</span> su 3.',
+    "Colonne nascoste: EA per base di dati, EA per livello di difficoltà, Scheda del modello.",
+    "Mostra tutte le colonne",
     ">Posizione</a>",
     ">Modello</a>",
     ">Gruppo</a>",
@@ -226,6 +231,7 @@ LEADERBOARD_EN = [
     "95% confidence interval",
     "Shared ranks",
     "best EA",
+    "Show every column",
 ]
 
 
