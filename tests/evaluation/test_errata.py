@@ -191,7 +191,10 @@ def test_a_link_from_a_question_fills_the_form_in(client, owner, demo_version):
         client.get(reverse("evaluation:database_detail", args=["demo-1.0", "biblioteca"]))
     )
     assert f"{NEW}?version=demo-1.0" in database_page
-    form = text_of(client.get(NEW, {"question_id": "biblioteca-002"}))
+    # Each question's row links to the form with its id filled in.
+    row_link = f"{NEW}?version=demo-1.0&question_id=biblioteca-002"
+    assert row_link in database_page
+    form = text_of(client.get(row_link))
     assert 'value="biblioteca-002"' in form
 
 
