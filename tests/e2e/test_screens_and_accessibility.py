@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from leaderboard.models import Baseline
 from tests.browser import chart_drawn
+from tests.factories import run_make
 from tests.leaderboard.scored import scored_fields
 from tests.processes import wait_for
 
@@ -235,4 +236,43 @@ def test_axe_finds_no_serious_violation_on_the_participants_pages(ranked, browse
     page.goto(f"{portal}/submissions/new/")
     found["upload"] = serious_violations(page)
     assert found == {name: [] for name in found}
+    assert not errors, errors
+
+
+def test_at_390_px_no_page_of_a_participant_or_of_staff_scrolls_sideways(
+    ranked, browser, owner, staff, password
+):
+    """Long hashes, URLs, schemas and tables wrap or scroll in their own box; the page itself never does."""
+    portal, submissions = ranked
+    version = submissions[0].version
+    run = run_make(user=owner, version=version, transcript_sha256="ab" * 32)
+    pages = [
+        "/leaderboard/",
+        f"/submissions/{submissions[0].pk}/",
+        "/submissions/",
+        f"/teams/{submissions[0].team.slug}/",
+        version.get_absolute_url(),
+        version.databases.get(slug="biblioteca").get_absolute_url(),
+        f"/runs/{run.pk}/",
+        "/errata/new/",
+        "/accounts/profile/",
+    ]
+    page, errors = new_page(browser, PHONE)
+    log_in(page, portal, owner.username, password)
+    too_wide = {}
+    for path in pages:
+        response = page.goto(f"{portal}{path}")
+        assert response is not None and response.ok, path
+        width = page.evaluate("document.documentElement.scrollWidth")
+        if width > PHONE["width"]:
+            too_wide[path] = width
+    staff_page, _ = new_page(browser, PHONE)
+    log_in(staff_page, portal, staff.username, password)
+    for path in (f"/staff/versions/{version.label}/", f"/staff/versions/{version.label}/rescore/"):
+        response = staff_page.goto(f"{portal}{path}")
+        assert response is not None and response.ok, path
+        width = staff_page.evaluate("document.documentElement.scrollWidth")
+        if width > PHONE["width"]:
+            too_wide[path] = width
+    assert too_wide == {}
     assert not errors, errors
