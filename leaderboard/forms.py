@@ -107,10 +107,11 @@ class SubmissionForm(_SubmissionModelForm):
 
     def __init__(self, *args: Any, user: User, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["version"].initial = BenchmarkVersion.objects.latest_published()
-        cast("forms.ModelChoiceField[Team]", self.fields["team"]).queryset = user.teams.order_by(
-            Lower("name")
-        )
+        if "version" in self.fields:  # not on a card corrected after the upload (ModelCardForm)
+            self.fields["version"].initial = BenchmarkVersion.objects.latest_published()
+            cast("forms.ModelChoiceField[Team]", self.fields["team"]).queryset = user.teams.order_by(
+                Lower("name")
+            )
         for name in self.DEFAULTED:
             if name in self.fields:
                 self.fields[name].required = False
@@ -126,7 +127,8 @@ class SubmissionForm(_SubmissionModelForm):
     def clean(self) -> dict[str, Any]:
         cleaned = cast(dict[str, Any], super().clean())  # a ModelForm's clean() returns cleaned_data
         # Before the defaults: on a public submission a choice left out is missing, not the default.
-        problems = card_problems(self.card_to_check(cleaned), public=bool(cleaned.get("is_public")))
+        card = self.card_to_check(cleaned)
+        problems = card_problems(card, public=bool(card.get("is_public")))
         for name, message in problems.items():
             if name not in self.errors:  # a value already refused needs no second error
                 self.add_error(name, message)
@@ -148,6 +150,26 @@ class SubmissionForm(_SubmissionModelForm):
 
     def model_card(self) -> dict[str, Any]:
         return {name: self.cleaned_data[name] for name in self.Meta.fields}
+
+
+class ModelCardForm(SubmissionForm):
+    """A submission's model card corrected by its owner: checked as at upload, for the submission's
+    visibility (a public one keeps a whole card)."""
+
+    predictions = None  # type: ignore[assignment]  # the file stays as uploaded
+    version = None  # type: ignore[assignment]
+    team = None  # type: ignore[assignment]
+
+    class Meta(SubmissionForm.Meta):
+        fields = Submission.EDITABLE_CARD_FIELDS
+
+    field_order = ("model_name",)
+
+    def __init__(self, *args: Any, instance: Submission, **kwargs: Any) -> None:
+        super().__init__(*args, instance=instance, user=instance.user, **kwargs)
+
+    def card_to_check(self, cleaned: dict[str, Any]) -> dict[str, Any]:
+        return {**cleaned, "is_public": self.instance.is_public}
 
 
 class RunForm(SubmissionForm):

@@ -183,6 +183,9 @@ class Submission(ModelCard):
         "spider_dev_ea",
         "is_public",
     )
+    # What its owner may correct after the upload: not the dialect, which says how the file was read and
+    # scored, nor whether it is public.
+    EDITABLE_CARD_FIELDS = tuple(name for name in MODEL_CARD_FIELDS if name not in ("dialect", "is_public"))
 
     class Meta:
         ordering = ["-created_at"]
@@ -321,6 +324,21 @@ class Rescoring(models.Model):
     @property
     def done(self) -> int:
         return self.scorings.count()
+
+
+class ModelCardRevision(models.Model):
+    """The model card a submission had before its owner corrected it: every version of a card is kept, and
+    the submission's page says when it changed."""
+
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="card_revisions")
+    card = models.JSONField()  # the fields of Submission.EDITABLE_CARD_FIELDS as they were, JSON values
+    replaced_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["replaced_at", "pk"]
+
+    def __str__(self) -> str:
+        return f"#{self.submission_id}'s card until {self.replaced_at:%Y-%m-%d %H:%M}"
 
 
 class Scoring(models.Model):

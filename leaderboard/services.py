@@ -8,7 +8,7 @@ import logging
 import threading
 import time
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -26,7 +26,7 @@ from evaluation.predictions import parse_predictions
 from evaluation.scoring.score import SCORER_VERSION
 from evaluation.selectors import question_ids_by_database
 from leaderboard import liveness, ranking, selectors
-from leaderboard.models import Submission
+from leaderboard.models import ModelCardRevision, Submission
 from leaderboard.queue import enqueue_scoring, scoring_queue
 from termite_site.accounts.models import Team, User
 
@@ -337,6 +337,30 @@ def submission_withdraw(*, submission: Submission) -> None:
     """The owner takes a submission off the portal. It still counts towards the quota (see the QuerySet)."""
     submission.withdraw()
     leaderboard_changed(version=submission.version)
+
+
+def submission_card_update(*, submission: Submission, card: dict[str, Any]) -> bool:
+    """Correct a submission's model card (as `ModelCardForm` cleaned it), keeping the card it replaces.
+    False when nothing changed. The predictions, their scores and the quota are untouched."""
+    with transaction.atomic():
+        # The row as stored: a bound form has already set its values on the instance it was given.
+        stored = Submission.objects.select_for_update().get(pk=submission.pk)
+        changed = [name for name in Submission.EDITABLE_CARD_FIELDS if getattr(stored, name) != card[name]]
+        if not changed:
+            return False
+        ModelCardRevision.objects.create(
+            submission=stored,
+            card={name: _json_value(getattr(stored, name)) for name in Submission.EDITABLE_CARD_FIELDS},
+        )
+        for name in changed:
+            setattr(stored, name, card[name])
+        stored.save(update_fields=changed)
+    leaderboard_changed(version=stored.version)
+    return True
+
+
+def _json_value(value: Any) -> Any:
+    return value.isoformat() if isinstance(value, date) else value
 
 
 def submission_moderate(*, submission: Submission, hidden: bool, flagged: bool, reason: str) -> None:

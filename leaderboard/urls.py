@@ -14,6 +14,7 @@ urlpatterns = [
     path("submissions/<int:pk>/", views.submission_detail, name="submission_detail"),
     path("submissions/<int:pk>/status.json", views.submission_status, name="submission_status"),
     path("submissions/<int:pk>/withdraw/", views.submission_withdraw, name="submission_withdraw"),
+    path("submissions/<int:pk>/card/", views.submission_card_edit, name="submission_card_edit"),
     path("runs/", run_views.run_list, name="run_list"),
     path("runs/new/", run_views.run_new, name="run_new"),
     path("runs/<int:pk>/", run_views.run_detail, name="run_detail"),

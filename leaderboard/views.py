@@ -20,7 +20,7 @@ from evaluation.scoring.significance import PAIRED_RESAMPLES
 from evaluation.scoring.vocabulary import OUTCOMES
 from evaluation.selectors import changelog_versions, information_bound
 from leaderboard import charts, feedback, presenters, selectors, services
-from leaderboard.forms import SubmissionForm, VerificationForm
+from leaderboard.forms import ModelCardForm, SubmissionForm, VerificationForm
 from leaderboard.models import Submission
 from termite_site import ratelimit
 from termite_site.accounts.http import AuthenticatedHttpRequest
@@ -149,6 +149,28 @@ def submission_withdraw(request: AuthenticatedHttpRequest, pk: int) -> HttpRespo
     services.submission_withdraw(submission=submission)
     messages.success(request, _("Submission #%(id)s was withdrawn.") % {"id": submission.pk})
     return redirect("leaderboard:submission_list")
+
+
+@login_required
+def submission_card_edit(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
+    """The owner corrects the model card: checked as at upload, the card it replaces kept, no quota spent."""
+    submission = Submission.objects.filter(user=request.user, withdrawn_at__isnull=True, pk=pk).first()
+    if submission is None:
+        raise Http404("No such submission of yours.")
+    form = ModelCardForm(request.POST or None, instance=submission)
+    if request.method == "POST" and form.is_valid():
+        if services.submission_card_update(submission=submission, card=form.model_card()):
+            messages.success(request, _("The model card of #%(id)s is corrected.") % {"id": submission.pk})
+        else:
+            messages.info(request, _("Nothing changed in the model card of #%(id)s.") % {"id": submission.pk})
+        return redirect(submission)
+    status = 400 if form.errors else 200
+    return render(
+        request,
+        "leaderboard/submission_card_edit.html",
+        {"form": form, "submission": submission},
+        status=status,
+    )
 
 
 @require_GET
