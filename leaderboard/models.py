@@ -7,6 +7,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
 from django.core.exceptions import ValidationError
+from django.core.serializers.json import DjangoJSONEncoder
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.urls import reverse
@@ -331,7 +332,8 @@ class ModelCardRevision(models.Model):
     the submission's page says when it changed."""
 
     submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="card_revisions")
-    card = models.JSONField()  # the fields of Submission.EDITABLE_CARD_FIELDS as they were, JSON values
+    # The fields of Submission.EDITABLE_CARD_FIELDS as they were (a date as ISO 8601 text).
+    card = models.JSONField(encoder=DjangoJSONEncoder)
     replaced_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

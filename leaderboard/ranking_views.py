@@ -147,6 +147,7 @@ def _context(
         "pagination": pagination,
         "groups": list(ranking.COLUMN_GROUPS.items()),
         "folded": [label for group, label in ranking.COLUMN_GROUPS.items() if group in view.hidden],
+        "folded_by_default": " ".join(ranking.FOLDED_GROUPS),
         "unfold_url": f"?{_query(named, view, hide=ranking.NO_GROUP_HIDDEN)}",
         "weights_choices": Weights.choices,
         "approach_choices": Approach.choices,

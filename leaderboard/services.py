@@ -8,7 +8,7 @@ import logging
 import threading
 import time
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -350,17 +350,13 @@ def submission_card_update(*, submission: Submission, card: dict[str, Any]) -> b
             return False
         ModelCardRevision.objects.create(
             submission=stored,
-            card={name: _json_value(getattr(stored, name)) for name in Submission.EDITABLE_CARD_FIELDS},
+            card={name: getattr(stored, name) for name in Submission.EDITABLE_CARD_FIELDS},
         )
         for name in changed:
             setattr(stored, name, card[name])
         stored.save(update_fields=changed)
     leaderboard_changed(version=stored.version)
     return True
-
-
-def _json_value(value: Any) -> Any:
-    return value.isoformat() if isinstance(value, date) else value
 
 
 def submission_moderate(*, submission: Submission, hidden: bool, flagged: bool, reason: str) -> None:

@@ -111,9 +111,9 @@
   }
 
   // Column groups.
-  // The groups folded by default (leaderboard/ranking.py FOLDED_GROUPS) need no parameter; "none" says that
-  // every group is shown.
-  var FOLDED = "databases hardness tags";
+  // The groups folded by default (the form's data-folded) need no parameter; the form's hidden "hide" value
+  // ("none") says that every group is shown.
+  var noGroupHidden = form.querySelector("input[type=hidden][name=hide]").value;
   var groupBoxes = form.querySelectorAll("input[type=checkbox][name=hide]");
   function applyHidden() {
     var hidden = Array.prototype.filter.call(groupBoxes, function (box) { return box.checked; })
@@ -121,7 +121,7 @@
     groupBoxes.forEach(function (box) { table.classList.toggle("hide-" + box.value, box.checked); });
     var folded = document.getElementById("folded-groups");
     if (folded) folded.hidden = hidden.length === 0;
-    setParams({ hide: hidden.join(" ") === FOLDED ? [] : hidden.length ? hidden : ["none"] });
+    setParams({ hide: hidden.join(" ") === form.dataset.folded ? [] : hidden.length ? hidden : [noGroupHidden] });
   }
   var unfold = document.getElementById("unfold");
   if (unfold) {
