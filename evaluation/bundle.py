@@ -1,12 +1,12 @@
 """The task bundle participants download: questions and schemas, the full dumps where the version gives
-the data (`evaluation.schemas.participant_dump`), never gold."""
+the data (`evaluation.schemas.participant_dump`); gold only for a practice version (`practice_gold`)."""
 
 from __future__ import annotations
 
 import io
 import json
 import zipfile
-from typing import Annotated
+from typing import Annotated, NotRequired
 
 from typing_extensions import TypedDict
 
@@ -15,9 +15,14 @@ from evaluation.schemas import participant_dump
 from evaluation.scoring.schema_shape import from_json, spider_tables
 from evaluation.scoring.scores_json import Schema
 from evaluation.scoring.vocabulary import HARDNESS_LEVELS
+from evaluation.selectors import practice_gold
 
 # Fixed timestamps make the bundle byte-identical for the same version, so its sha256 can be cited.
 _EPOCH = (2024, 1, 1, 0, 0, 0)
+
+# What README.txt adds on a practice version, whose gold is public.
+_GOLD_LINES = """                  On this practice version each question also has gold_sql, its gold query (MySQL).
+"""
 
 # What README.txt adds where the version gives participants the data; without it the bundle is as it was.
 _DUMPS_LINES = """dumps/mysql/      each database's full dump as its authors published it: its schema and every row (the
@@ -28,7 +33,7 @@ README = """{version}: the Termite task bundle
 
 questions.jsonl   one question per line: question_id, db_id, question (Italian), hardness, and added_on,
                   the day its database was added to the benchmark (YYYY-MM-DD)
-schemas/mysql/    each database's schema as MySQL (the dialect the benchmark was written for)
+{gold}schemas/mysql/    each database's schema as MySQL (the dialect the benchmark was written for)
 schemas/sqlite/   the same schemas as the SQLite copies the scorer runs on (their COLLATE names are
                   MySQL's collations, which the scorer registers; drop them to load a file elsewhere)
 tables.json       the same schemas in the format of Spider's tables.json
@@ -50,20 +55,28 @@ class BundleQuestionJSON(TypedDict):
     added_on: Annotated[
         str, Schema(format="date", description="The day its database was added to the benchmark")
     ]
+    gold_sql: NotRequired[
+        Annotated[str, Schema(description="On a practice version only: the question's gold query (MySQL)")]
+    ]
 
 
 def bundle_questions(version: BenchmarkVersion) -> list[BundleQuestionJSON]:
-    """The questions a version scores, in the bundle's order: by database, then as the database lists them."""
-    return [
-        {
+    """The questions a version scores, in the bundle's order: by database, then as the database lists them;
+    on a practice version, each with its gold."""
+    gold = practice_gold(version=version)
+    questions: list[BundleQuestionJSON] = []
+    for q in version.questions.scored().select_related("database").order_by("database__slug", "position"):
+        question: BundleQuestionJSON = {
             "question_id": q.public_id,
             "db_id": q.database.slug,
             "question": q.text,
             "hardness": q.hardness,
             "added_on": q.database.added_on.isoformat(),
         }
-        for q in version.questions.scored().select_related("database").order_by("database__slug", "position")
-    ]
+        if gold:
+            question["gold_sql"] = gold[q.public_id]
+        questions.append(question)
+    return questions
 
 
 def bundle_filename(version: BenchmarkVersion) -> str:
@@ -85,6 +98,7 @@ def build_bundle(version: BenchmarkVersion) -> bytes:
             "README.txt",
             README.format(
                 version=version,
+                gold=_GOLD_LINES if version.is_practice else "",
                 renamed=_renamed_note(databases),
                 dumps=_DUMPS_LINES if data else "",
                 kept="questions, schemas or dumps" if data else "questions or schemas",

@@ -14,6 +14,7 @@ from evaluation.models import (
     Erratum,
     ParticipantsSee,
     SchemaShown,
+    VersionKind,
 )
 from evaluation.sources import MAX_ARCHIVE_BYTES, MAX_DUMP_BYTES, MAX_QUESTIONS_BYTES
 from termite_site.accounts.models import User
@@ -46,6 +47,16 @@ class DraftVersionForm(forms.Form):
         queryset=BenchmarkVersion.objects.all(),
         required=False,
         empty_label=_("(start empty)"),
+    )
+    kind = forms.ChoiceField(
+        label=_("Kind"),
+        choices=[("", _("as the version it copies (sealed when empty)")), *VersionKind.choices],
+        required=False,
+        help_text=_(
+            "Sealed: hidden data, participants see their scores only. Practice: public data, participants see "
+            "everything. It never changes, and a practice version may share no database or question with a "
+            "sealed one."
+        ),
     )
 
     def clean_label(self) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 from collections import OrderedDict
 from collections.abc import Mapping
 from pathlib import Path
@@ -12,8 +13,10 @@ from django.conf import settings
 
 from evaluation.database_cache import local_copy
 from evaluation.models import BenchmarkVersion, Question
+from evaluation.scoring.compare import Row, Value
 from evaluation.scoring.sandbox import Limits
-from evaluation.scoring.score import GoldQuestion, GoldResult, ScoreReport, score_predictions
+from evaluation.scoring.score import GoldQuestion, GoldResult, QuestionDetail, ScoreReport, score_predictions
+from evaluation.scoring.scores_json import QuestionDetailJSON
 
 logger = logging.getLogger(__name__)
 
@@ -94,6 +97,7 @@ def score_version(
         limits=scoring_limits(),
         gold_cache=_GOLD_RESULTS,
         benchmark_version=str(version),
+        explain=version.is_practice,
     )
 
 
@@ -117,6 +121,8 @@ def warm_gold_cache() -> list[str]:
 
 
 def outcome_rows(report: ScoreReport) -> list[dict[str, Any]]:
+    """One line per question, as a submission stores its outcomes; a practice version's lines carry their
+    detail (`QuestionDetail`) under "detail"."""
     return [
         {
             "question_id": q.question_id,
@@ -126,6 +132,38 @@ def outcome_rows(report: ScoreReport) -> list[dict[str, Any]]:
             "ts_ea": q.ts,
             "error": q.error,
             "static": q.static,
+            **({"detail": _detail_json(q.detail)} if q.detail is not None else {}),
         }
         for q in report.questions
     ]
+
+
+# A long text or blob in a result is cut to this many characters: the detail shows rows, not documents.
+_CELL_CHARS = 200
+
+
+def _detail_json(detail: QuestionDetail) -> QuestionDetailJSON:
+    return {
+        "sql_run": detail.sql_run,
+        "columns": list(detail.columns),
+        "rows": _rows_json(detail.rows),
+        "row_count": detail.row_count,
+        "gold_rows": _rows_json(detail.gold_rows),
+        "gold_row_count": detail.gold_row_count,
+        "difference": detail.difference,
+    }
+
+
+def _rows_json(rows: tuple[Row, ...]) -> list[list[Value]]:
+    return [[_cell_json(value) for value in row] for row in rows]
+
+
+def _cell_json(value: Value) -> Value:
+    """A value as JSON keeps it (PostgreSQL's JSON takes no NaN or infinity, and no bytes)."""
+    if isinstance(value, bytes):
+        return "0x" + value[: _CELL_CHARS // 2].hex()
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, str) and len(value) > _CELL_CHARS:
+        return value[:_CELL_CHARS] + "…"
+    return value

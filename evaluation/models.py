@@ -64,12 +64,29 @@ class ParticipantsSee(models.TextChoices):
     SCHEMA_AND_DATA = "schema-and-data", _("the schema and the data")
 
 
+class VersionKind(models.TextChoices):
+    """What participants may learn from a version's submissions (leaderboard/feedback.py): a *sealed*
+    version's data is hidden and its feedback sealed; a *practice* version's data is public (the demo's),
+    so participants see everything, per question. Set when a version is created, never changed."""
+
+    SEALED = "sealed", _("sealed")
+    PRACTICE = "practice", _("practice")
+
+
 class BenchmarkVersionQuerySet(models.QuerySet["BenchmarkVersion"]):
     def published(self) -> BenchmarkVersionQuerySet:
         return self.filter(status=BenchmarkVersion.Status.PUBLISHED)
 
     def latest_published(self) -> BenchmarkVersion | None:
-        return self.published().order_by("-published_at", "-pk").first()
+        """The newest published version, sealed before practice: the one the leaderboard and the upload
+        form open on, since a practice round is never what the benchmark's results are."""
+        return (
+            self.published()
+            .order_by(
+                models.Case(models.When(kind=VersionKind.SEALED, then=0), default=1), "-published_at", "-pk"
+            )
+            .first()
+        )
 
 
 class BenchmarkVersion(models.Model):
@@ -93,6 +110,9 @@ class BenchmarkVersion(models.Model):
     source_sha256 = models.CharField(max_length=64, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     published_at = models.DateTimeField(null=True, blank=True)
+    kind = models.CharField(
+        _("kind"), max_length=10, choices=VersionKind.choices, default=VersionKind.SEALED, editable=False
+    )
     # Off by default: on a private submission the breakdowns tell which of a few answers are right
     # (leaderboard/feedback.py). Staff may open them for a version, e.g. a practice version.
     private_breakdowns = models.BooleanField(
@@ -121,12 +141,26 @@ class BenchmarkVersion(models.Model):
     def __str__(self) -> str:
         return f"{self.name} {self.label}"
 
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        # A version never changes kind: a sealed version's data must never turn public, and a practice
+        # version's submissions were made with everything shown.
+        update_fields = kwargs.get("update_fields")
+        if self.pk is not None and (update_fields is None or "kind" in update_fields):
+            stored = BenchmarkVersion.objects.filter(pk=self.pk).values_list("kind", flat=True).first()
+            if stored is not None and stored != self.kind:
+                raise ValueError(f"{self} is {stored}: a version never changes kind")
+        super().save(*args, **kwargs)
+
     def get_absolute_url(self) -> str:
         return reverse("evaluation:version_detail", args=[self.label])
 
     @property
     def is_published(self) -> bool:
         return self.status == self.Status.PUBLISHED
+
+    @property
+    def is_practice(self) -> bool:
+        return self.kind == VersionKind.PRACTICE
 
     def lineage(self) -> list[BenchmarkVersion]:
         """This version, then the version it derives from, and so on to the first."""

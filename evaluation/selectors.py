@@ -36,6 +36,15 @@ def version_for(*, user: User | AnonymousUser, label: str) -> BenchmarkVersion:
     return version
 
 
+def practice_gold(*, version: BenchmarkVersion) -> dict[str, str]:
+    """Question id -> gold query (as written), for a practice version, whose participants may read it:
+    its data is public. Empty for a sealed version, whose gold no participant ever sees: every page,
+    bundle and API answer that shows gold to participants takes it from here."""
+    if not version.is_practice:
+        return {}
+    return {question.public_id: question.decrypt_gold() for question in version.questions.all()}
+
+
 def database_summaries(*, version: BenchmarkVersion) -> list[Database]:
     counts = {
         f"{level}_count": Count("questions", filter=Q(questions__hardness=level)) for level in Hardness.values

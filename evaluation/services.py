@@ -30,6 +30,7 @@ from evaluation.models import (
     Question,
     SchemaShown,
     ValidationReport,
+    VersionKind,
 )
 from evaluation.prepared import (
     HIDDEN_SCHEMA,
@@ -140,6 +141,7 @@ def _create_version(
                 name=name, label=label, source_sha256=source.sha256, participants_see=participants_see
             )
             _store(version, prepared, added_on=added_on)
+            _refuse_crossing_kinds(version, error=SourceError)
             report = _store_report(version, prepared, title=title)
             if publish:
                 version.publish()
@@ -165,36 +167,56 @@ def database_add(
         prepared = prepare_benchmark(
             source, workdir=Path(workdir), reference_url=reference_url, **_suite_settings()
         )
-        if version.shows_data:
+        # A practice version's gold is public: a dump may quote it.
+        if version.shows_data and not version.is_practice:
             _refuse_dumps_quoting_gold(_prepared_dumps(prepared), error=SourceError)
         with database_cache.installed_copies(_built_files(prepared)) as files, transaction.atomic():
             files.store()
             _store(version, prepared, added_on=added_on or timezone.localdate())
+            _refuse_crossing_kinds(version, error=SourceError)
             return _store_report(version, prepared, title=f"Database {database.slug} added")
 
 
 def version_create_draft(
-    *, label: str, name: str, notes: str = "", derived_from: BenchmarkVersion | None = None
+    *,
+    label: str,
+    name: str,
+    notes: str = "",
+    derived_from: BenchmarkVersion | None = None,
+    kind: str | None = None,
 ) -> BenchmarkVersion:
     """A new draft, empty or holding a copy of another version's databases and questions. A copied
     database keeps the day it was added to the benchmark, and the draft what participants see of each
     database.
+
+    Its `kind` is the version it copies' (sealed when it copies none) unless said, and never changes. A
+    practice draft gives participants the data. Copying a sealed version into a practice draft is refused,
+    as any practice version sharing a database or a question with a sealed one is
+    (`_refuse_crossing_kinds`).
 
     A copy leaves out of scoring the questions that accepted errata report (`errata_to_carry` says which),
     each with its erratum's public reason: an accepted erratum flows into the next version.
     """
     if BenchmarkVersion.objects.filter(label=label).exists():
         raise VersionStateError(f"version {label!r} already exists")
+    kind = kind or (derived_from.kind if derived_from else VersionKind.SEALED)
+    if kind not in VersionKind.values:
+        raise VersionStateError(f"a version is {' or '.join(VersionKind.values)}, not {kind!r}")
+    participants_see: str = ParticipantsSee.SCHEMA_AND_DATA
+    if kind == VersionKind.SEALED:
+        participants_see = derived_from.participants_see if derived_from else ParticipantsSee.SCHEMA
     with transaction.atomic():
         draft = BenchmarkVersion.objects.create(
             label=label,
             name=name,
             notes=notes,
             derived_from=derived_from,
-            participants_see=derived_from.participants_see if derived_from else ParticipantsSee.SCHEMA,
+            kind=kind,
+            participants_see=participants_see,
         )
         if derived_from is not None:
             _copy_content(derived_from, draft)
+            _refuse_crossing_kinds(draft, error=VersionStateError)
             errata_apply(version=draft, errata=errata_to_carry(source=derived_from))
     return draft
 
@@ -227,6 +249,7 @@ def version_publish(*, version: BenchmarkVersion, carry_submissions: bool = Fals
     if not version.questions.scored().exists():
         raise VersionStateError(f"{version} has no scorable question")
     with transaction.atomic():
+        _refuse_crossing_kinds(version, error=VersionStateError)
         version.publish()
         version_published.send(sender=BenchmarkVersion, version=version, carry_submissions=carry_submissions)
     return version
@@ -244,6 +267,8 @@ def version_set_participants_see(*, version: BenchmarkVersion, participants_see:
     with transaction.atomic():
         locked = BenchmarkVersion.objects.select_for_update().get(pk=version.pk)
         if participants_see != locked.participants_see:
+            if locked.is_practice:
+                raise VersionStateError(f"{version} is a practice version: its participants see everything")
             if locked.is_published and participants_see == ParticipantsSee.SCHEMA:
                 raise VersionStateError(
                     f"{version} is published and its participants may have downloaded the data already: "
@@ -255,6 +280,40 @@ def version_set_participants_see(*, version: BenchmarkVersion, participants_see:
             locked.save(update_fields=["participants_see"])
     version.participants_see = locked.participants_see
     return version
+
+
+def _refuse_crossing_kinds(version: BenchmarkVersion, *, error: type[Exception]) -> None:
+    """Refuse a version that shares a database (by its built copy's content hash) or a question (by its
+    text, whatever its case and spacing) with a version of the other kind: what a practice version shows
+    everyone must never be what a sealed version hides. The message names what is shared and where."""
+    other = VersionKind.SEALED if version.is_practice else VersionKind.PRACTICE
+    own_databases = dict(version.databases.values_list("sqlite_sha256", "slug"))
+    shared = [
+        f"database {own_databases[sha256]} (as {slug} of {label})"
+        for sha256, slug, label in Database.objects.filter(
+            version__kind=other, sqlite_sha256__in=own_databases
+        ).values_list("sqlite_sha256", "slug", "version__label")
+    ]
+    own_questions = {
+        _question_key(text): public_id
+        for public_id, text in version.questions.values_list("public_id", "text")
+    }
+    shared += [
+        f"question {own_questions[_question_key(text)]} (as {public_id} of {label})"
+        for public_id, text, label in Question.objects.filter(version__kind=other).values_list(
+            "public_id", "text", "version__label"
+        )
+        if _question_key(text) in own_questions
+    ]
+    if shared:
+        raise error(
+            f"{version} is a {version.get_kind_display()} version and cannot share with a "
+            f"{VersionKind(other).label} one: {'; '.join(sorted(shared))}"
+        )
+
+
+def _question_key(text: str) -> str:
+    return " ".join(text.casefold().split())
 
 
 def _check_participants_see(participants_see: str) -> None:
@@ -550,10 +609,14 @@ def demo_benchmark_load(
     *,
     label: str = DEMO_LABEL,
     reference_url: str | None = None,
-    participants_see: str = ParticipantsSee.SCHEMA,
+    kind: str = VersionKind.PRACTICE,
+    participants_see: str = ParticipantsSee.SCHEMA_AND_DATA,
 ) -> BenchmarkVersion | None:
-    """Load the project's own small demo benchmark as a published version whose participants see what
-    `participants_see` says; None if it is already there.
+    """Load the project's own small demo benchmark as a published version; None if it is already there.
+
+    It is a practice version, since its data is the project's own and public: participants see
+    everything. As a sealed version (the portal's real case, which the test suite exercises on it), its
+    participants see what `participants_see` says.
 
     It goes through the same path as an admin's upload, so the demo also exercises the real importer.
     """
@@ -561,9 +624,13 @@ def demo_benchmark_load(
         return None
     with transaction.atomic():
         version = version_create_draft(
-            label=label, name="Termite demo", notes="A small demo benchmark written for this portal."
+            label=label,
+            name="Termite demo",
+            notes="A small demo benchmark written for this portal.",
+            kind=kind,
         )
-        version = version_set_participants_see(version=version, participants_see=participants_see)
+        if kind == VersionKind.SEALED:
+            version = version_set_participants_see(version=version, participants_see=participants_see)
         for database, questions in demo_database_sources():
             database_add(
                 version=version,

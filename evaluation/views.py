@@ -39,7 +39,10 @@ def version_detail(request: AuthenticatedHttpRequest, label: str) -> HttpRespons
 def database_detail(request: AuthenticatedHttpRequest, label: str, slug: str) -> HttpResponse:
     version = selectors.version_for(user=request.user, label=label)
     database = get_object_or_404(version.databases, slug=slug)
-    questions = database.questions.order_by("position")
+    gold = selectors.practice_gold(version=version)
+    questions = [
+        (question, gold.get(question.public_id)) for question in database.questions.order_by("position")
+    ]
     return render(
         request,
         "evaluation/database_detail.html",

@@ -26,7 +26,7 @@ from evaluation.bundle import BundleQuestionJSON, bundle_questions
 from evaluation.forms import ErratumForm
 from evaluation.models import BenchmarkVersion
 from evaluation.predictions import PredictionFileError
-from evaluation.scoring.scores_json import Schema, VisibleScoresJSON
+from evaluation.scoring.scores_json import QuestionDetailJSON, Schema, VisibleScoresJSON
 from evaluation.scoring.vocabulary import STATIC_OUTCOMES
 from leaderboard import api_common as common
 from leaderboard import exports, feedback, ranking, selectors, services
@@ -70,6 +70,20 @@ class CheckJSON(TypedDict):
     message: str | None
 
 
+class AnswerJSON(TypedDict):
+    """A practice version's question as scored, for its owner: everything, since its data is public."""
+
+    question_id: str
+    outcome: Annotated[str, Schema(description="What scoring found: correct, wrong_result, an error...")]
+    ea: bool
+    ea_strict: bool
+    error: str | None
+    gold_sql: Annotated[str | None, Schema(description="The question's gold query (MySQL)")]
+    detail: Annotated[
+        QuestionDetailJSON | None, Schema(description="null for scores made before practice details existed")
+    ]
+
+
 class SubmissionJSON(TypedDict):
     """A submission as the viewer may see it (`feedback.feedback_for`): its own, or a public one."""
 
@@ -97,6 +111,12 @@ class SubmissionJSON(TypedDict):
     status_url: Annotated[str, Schema(format="uri")]
     results_url: Annotated[str, Schema(format="uri")]
     checks: NotRequired[Annotated[list[CheckJSON], Schema(description="The owner's only, once scored.")]]
+    answers: NotRequired[
+        Annotated[
+            list[AnswerJSON],
+            Schema(description="On a practice version only: the owner's questions in full, once scored."),
+        ]
+    ]
 
 
 class SubmissionsJSON(TypedDict):
@@ -138,6 +158,19 @@ def submission_json(request: HttpRequest, submission: Submission) -> SubmissionJ
         # The static checks only; the owner's SQL is theirs already and stays out of the answer.
         body["checks"] = [
             {"question_id": line["question_id"], "check": line["check"], "message": line["message"]}
+            for line in seen.questions
+        ]
+    if seen.disclosure.answers and seen.questions:
+        body["answers"] = [
+            {
+                "question_id": line["question_id"],
+                "outcome": line["outcome"],
+                "ea": line["ea"],
+                "ea_strict": line["ea_strict"],
+                "error": line["error"],
+                "gold_sql": line["gold_sql"],
+                "detail": line["detail"],
+            }
             for line in seen.questions
         ]
     return body
@@ -404,8 +437,9 @@ class VersionJSON(TypedDict):
         str,
         Schema(
             enum=["sealed", "practice"],
-            description="sealed: a private submission's owner sees its overall scores only; practice: staff"
-            " opened the breakdowns per database and hardness to the owners of private submissions too",
+            description="sealed: hidden data, a participant sees scores only; practice: public data (like the"
+            " demo's), its questions' gold and every submission's answers per question are shown, no quota,"
+            " never ranked with a sealed version",
         ),
     ]
     questions: Annotated[int, Schema(description="The questions it scores")]
@@ -449,7 +483,7 @@ def _version_json(request: HttpRequest, version: Any, latest: BenchmarkVersion |
     return {
         "label": version.label,
         "name": version.name,
-        "kind": "practice" if version.private_breakdowns else "sealed",
+        "kind": version.kind,
         "questions": version.scored_count,
         "databases": version.database_count,
         "published_at": version.published_at.isoformat() if version.published_at else None,
@@ -475,7 +509,7 @@ class QuestionsJSON(TypedDict):
     auth=common.CONFIRMED,
     description="The schemas are in the task bundle, on the version's page.",
     **common.documented(
-        "A version's questions, as its task bundle gives them (never their gold)",
+        "A version's questions, as its task bundle gives them (their gold on a practice version only)",
         200,
         QuestionsJSON,
         {**common.NO_TOKEN, 403: common.UNCONFIRMED, 404: "No such version visible to you"},

@@ -17,14 +17,13 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import F
 
-from evaluation.models import BenchmarkVersion, ParticipantsSee
+from evaluation.models import BenchmarkVersion
 from evaluation.rebuilding import version_rebuild
 from evaluation.scoring.score import SCORER_VERSION
 from evaluation.services import (
     DEMO_LABEL,
     demo_benchmark_load,
     version_build_suites,
-    version_set_participants_see,
 )
 from evaluation.sources import DEMO_DATABASES, DEMO_DIR
 from leaderboard.model_card import Approach, InstructionLanguage, Sampling, SchemaFormat, Weights
@@ -48,19 +47,14 @@ class DemoLoad:
     admin_password: str
 
 
-def demo_load(*, participants_see: str | None = None) -> DemoLoad:
-    """Make sure the demo admin, the demo benchmark and the demo submissions exist.
-
-    `participants_see` sets what the demo's participants see of each database (the schema only when
-    unsaid); a demo loaded before takes it under the rules of a published version (it may widen only).
-    """
+def demo_load() -> DemoLoad:
+    """Make sure the demo admin, the demo benchmark (a practice version: participants see everything)
+    and the demo submissions exist."""
     with transaction.atomic():
         password = demo_admin_password()
-        version = demo_benchmark_load(participants_see=participants_see or ParticipantsSee.SCHEMA)
+        version = demo_benchmark_load()
     loaded = version is not None
     version = version or BenchmarkVersion.objects.get(label=DEMO_LABEL)
-    if participants_see is not None:
-        version = version_set_participants_see(version=version, participants_see=participants_see)
     made = demo_submissions_load(version=version)
     if not loaded:
         _bring_up_to_date(version)

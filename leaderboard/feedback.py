@@ -13,6 +13,9 @@ the scores, never of the hidden databases in any other way.
   once a submission is public, where everyone, staff included, sees them; or to the owner when staff open
   them for a version.
 - Staff see everything.
+- A practice version (`BenchmarkVersion.is_practice`: public data, like the demo's) is the one exception:
+  there its owner sees everything, per question: the outcome, the query as it ran, the first rows of its
+  result beside the gold's, why they differ, and the gold query (`answers`); everyone sees the breakdowns.
 - A submission the portal made by running a protocol shows, wherever it may be seen, that it did: the
   protocol, the endpoint's host, when, and the transcript's sha256 (`portal_run_mark`). The transcript
   itself (the questions, the schema, the model's answers) is its owner's and staff's alone
@@ -28,7 +31,7 @@ tests/leaderboard/test_feedback_policy.py fails when another module reads them d
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Annotated, Any, Literal, cast
 
@@ -39,6 +42,7 @@ from typing_extensions import TypedDict
 from evaluation.scoring.scores_json import OverallJSON, Schema, ScoresJSON, VisibleScoresJSON
 from evaluation.scoring.significance import PairedTestJSON, Pairs, paired_test
 from evaluation.scoring.vocabulary import DECIDED_BY_THE_FILE, EXCLUDED
+from evaluation.selectors import practice_gold
 from leaderboard.models import ProtocolRun, Submission
 
 BREAKDOWNS = ("per_database", "per_hardness", "outcomes")
@@ -49,6 +53,9 @@ class Disclosure:
     breakdowns: bool  # EA, EA-strict and TS-EA per database and per hardness level, outcome counts
     run_details: bool  # per question: outcome, verdict and error text of the run (staff only)
     own_queries: bool  # the predictions, and their static checks (owner and staff)
+    # per question: the query as it ran, the first rows of its result and the gold's, why they differ, and
+    # the gold query: a practice version's only, whose data is public
+    answers: bool = False
 
 
 PUBLIC = Disclosure(breakdowns=True, run_details=False, own_queries=False)
@@ -56,9 +63,12 @@ STAFF = Disclosure(breakdowns=True, run_details=True, own_queries=True)
 
 
 def disclosure(submission: Submission, viewer: Any) -> Disclosure:
+    practice = submission.version.is_practice
     if viewer.is_authenticated and viewer.is_staff:
-        return STAFF
+        return replace(STAFF, answers=practice)
     is_owner = viewer.is_authenticated and submission.user_id == viewer.pk
+    if practice:
+        return Disclosure(breakdowns=True, run_details=True, own_queries=is_owner, answers=True)
     breakdowns = submission.is_public or submission.version.private_breakdowns
     return Disclosure(breakdowns=breakdowns, run_details=False, own_queries=is_owner)
 
@@ -208,7 +218,9 @@ def public_ea_verdicts(outcomes: Any) -> dict[str, bool] | None:
 
 
 def question_lines(submission: Submission, seen: Disclosure) -> list[dict[str, Any]]:
-    """Per question: the owner's SQL and what the static check said; for staff, what the run did too."""
+    """Per question: the owner's SQL and what the static check said; for staff, what the run did too; on a
+    practice version, everything (`answers`)."""
+    gold = practice_gold(version=submission.version) if seen.answers else {}
     lines = []
     for item in submission.outcomes or []:
         outcome = item["outcome"]
@@ -223,8 +235,27 @@ def question_lines(submission: Submission, seen: Disclosure) -> list[dict[str, A
         }
         if seen.run_details:
             line.update(outcome=outcome, error=item.get("error"), ea=item["ea"], ea_strict=item["ea_strict"])
+        if seen.answers:
+            detail = item.get("detail")
+            line.update(
+                gold_sql=gold.get(item["question_id"]),
+                detail=detail,
+                difference=difference_label(detail.get("difference")) if detail else "",
+            )
         lines.append(line)
     return lines
+
+
+def difference_label(difference: str | None) -> str:
+    """Why a result differs from the gold's (`compare.difference`), in words; empty when it does not."""
+    labels = {
+        "columns": _("another number of columns"),
+        "row_count": _("another number of rows"),
+        "values": _("other values"),
+        "order": _("the same rows in another order (the gold's ORDER BY fixes it)"),
+        "strict_only": _("right by EA; rows or columns in another order for EA-strict"),
+    }
+    return labels.get(difference or "", "")
 
 
 def breakdowns_hidden_note() -> str:

@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from evaluation.models import BenchmarkVersion, Dialect
+from evaluation.models import BenchmarkVersion, Dialect, VersionKind
 from evaluation.scoring.scores_json import ScoresJSON
 from leaderboard.model_card import HOW_IT_RAN, ModelCard
 from termite_site.accounts.models import Team, User
@@ -52,8 +52,13 @@ class SubmissionQuerySet(models.QuerySet["Submission"]):
     def counting_towards_quota(self) -> SubmissionQuerySet:
         # A submission that failed through no fault of the user does not use up their quota; a withdrawn
         # one does, or withdrawing would let anyone probe the hidden answers without limit. One carried
-        # over to a new version was not uploaded to it.
-        return self.exclude(status=Submission.Status.FAILED).filter(carried_from__isnull=True)
+        # over to a new version was not uploaded to it. A practice version's submissions have no quota
+        # (only the upload rate limit): its answers are public, there is nothing to probe.
+        return (
+            self.exclude(status=Submission.Status.FAILED)
+            .exclude(version__kind=VersionKind.PRACTICE)
+            .filter(carried_from__isnull=True)
+        )
 
     def ranked(self, version: BenchmarkVersion) -> SubmissionQuerySet:
         """The leaderboard of `version`: public, scored, live and unhidden, best EA first, then best
@@ -223,8 +228,16 @@ class Submission(ModelCard):
         self.status = self.Status.FAILED
         self.failure_reason = reason
         self.failure_retryable = retryable
-        self.released_at = release_time(received=self.created_at, started=self.started_at or timezone.now())
+        now = timezone.now()
+        self.released_at = self._release_time(
+            received=self.created_at, started=self.started_at or now, now=now
+        )
         self.save(update_fields=["status", "failure_reason", "failure_retryable", "released_at"])
+
+    def _release_time(self, *, received: datetime, started: datetime, now: datetime) -> datetime:
+        """`release_time`, except on a practice version: its data is public, so how long its queries ran
+        tells nothing hidden and the result shows at once."""
+        return now if self.version.is_practice else release_time(received=received, started=started)
 
     def mark_scored(
         self,
@@ -240,9 +253,10 @@ class Submission(ModelCard):
         rescoring's request and the job's `started`. The scoring joins the submission's history."""
         scored_at = timezone.now()
         if rescoring is None:
-            self.released_at = release_time(received=self.created_at, started=self.started_at or scored_at)
+            received, started = self.created_at, self.started_at or scored_at
         else:
-            self.released_at = release_time(received=rescoring.created_at, started=started or scored_at)
+            received, started = rescoring.created_at, started or scored_at
+        self.released_at = self._release_time(received=received, started=started, now=scored_at)
         self.status = self.Status.SCORED
         self.scores = scores
         self.outcomes = outcomes

@@ -116,9 +116,11 @@ def submission_create(
                     % {"team": team.name}
                 )
         public = bool(model_card.get("is_public"))
-        _check_quota(user=user, version=version, public=public)
-        if team is not None and settings.TERMITE_TEAM_QUOTAS:
-            _check_team_quota(team=team, version=version, public=public)
+        # A practice version has no quota, only the upload rate limit: its answers are public.
+        if not version.is_practice:
+            _check_quota(user=user, version=version, public=public)
+            if team is not None and settings.TERMITE_TEAM_QUOTAS:
+                _check_team_quota(team=team, version=version, public=public)
         submission = Submission.objects.create(
             user=user,
             team=team,

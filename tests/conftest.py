@@ -19,9 +19,11 @@ from tests.services import REQUIRE_SERVICES, reachable, require_service, termite
 if TYPE_CHECKING:
     from tests.demo_store import StoreRows
 
-# The benchmark store as built once per session: the plain demo, and the demo with its test suites.
+# The benchmark store as built once per session: the plain demo, the demo with its test suites, and the
+# demo as the practice version `dev.py start` loads.
 DEMO_ROWS: pytest.StashKey[StoreRows] = pytest.StashKey()
 DEMO_WITH_SUITES_ROWS: pytest.StashKey[StoreRows] = pytest.StashKey()
+PRACTICE_DEMO_ROWS: pytest.StashKey[StoreRows] = pytest.StashKey()
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -148,12 +150,15 @@ def reference_url() -> str:
 @pytest.fixture(scope="session")
 def django_db_setup(django_db_setup, django_db_blocker, request):
     """The test database, migrated, with the demo benchmark in it: built once per session (per xdist
-    worker) and committed, so that every test finds it and rolls back what it did (tests/demo_store.py)."""
-    from evaluation.services import demo_benchmark_load
-    from tests.demo_store import StoreRows
+    worker) and committed, so that every test finds it and rolls back what it did (tests/demo_store.py).
+
+    The tests' demo is a sealed version whose participants see the schema only: the portal's real case,
+    whose rule (leaderboard/feedback.py) most tests check. `practice_demo` gives the demo as a new portal
+    loads it, a practice version."""
+    from tests.demo_store import StoreRows, sealed_demo_load
 
     with django_db_blocker.unblock():
-        demo_benchmark_load()
+        sealed_demo_load()
         request.config.stash[DEMO_ROWS] = StoreRows.take()
 
 
@@ -202,19 +207,21 @@ def demo_version(db):
 def demo_with_suites(db, settings, request):
     """The demo benchmark with its test suites, as `dev.py start` loads it (other tests skip suites). Built
     in the first test that asks, then written back from the rows kept in memory, like the plain demo."""
-    from evaluation.models import BenchmarkVersion
-    from evaluation.services import DEMO_LABEL, demo_benchmark_load
-    from tests.demo_store import StoreRows, store_empty
+    from tests.demo_store import sealed_demo_load, store_built_once
 
     settings.TERMITE_SUITE_CANDIDATES = 12
-    kept = request.config.stash.get(DEMO_WITH_SUITES_ROWS, None)
-    if kept is None:
-        store_empty()
-        demo_benchmark_load()
-        request.config.stash[DEMO_WITH_SUITES_ROWS] = StoreRows.take()
-    else:
-        kept.restore()
-    return BenchmarkVersion.objects.get(label=DEMO_LABEL)
+    return store_built_once(request.config.stash, DEMO_WITH_SUITES_ROWS, sealed_demo_load)
+
+
+@pytest.fixture
+def practice_demo(db, request):
+    """The demo as `dev.py start` loads it: a practice version, whose participants see everything, alone in
+    the store (it may share nothing with a sealed version). Built in the first test that asks, then
+    written back from the rows kept in memory."""
+    from evaluation.services import demo_benchmark_load
+    from tests.demo_store import store_built_once
+
+    return store_built_once(request.config.stash, PRACTICE_DEMO_ROWS, demo_benchmark_load)
 
 
 @pytest.fixture

@@ -10,18 +10,24 @@ after a test that flushed the database (`transactional_db`) is an insert, not an
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
+import pytest
 from django.db import models, transaction
 
 from evaluation.models import (
     BenchmarkVersion,
     Database,
     NeighbourDatabase,
+    ParticipantsSee,
     Question,
     StoredDatabase,
     ValidationReport,
+    VersionKind,
 )
+from evaluation.services import DEMO_LABEL, demo_benchmark_load
 
 # Every table an import writes, parents before children: the order rows go back in.
 STORE_MODELS: tuple[type[models.Model], ...] = (
@@ -56,3 +62,23 @@ def store_empty() -> None:
     """No version, database or question at all, as on a portal where nothing was imported yet."""
     for model in reversed(STORE_MODELS):
         model._default_manager.all().delete()
+
+
+def sealed_demo_load() -> Any:
+    """The demo as a sealed version whose participants see the schema only: the store most tests read."""
+    return demo_benchmark_load(kind=VersionKind.SEALED, participants_see=ParticipantsSee.SCHEMA)
+
+
+def store_built_once(
+    stash: pytest.Stash, key: pytest.StashKey[StoreRows], build: Callable[[], Any]
+) -> BenchmarkVersion:
+    """The store as `build` makes it from empty, built by the first test that asks and written back from
+    the rows kept under `key` for the next ones; the demo version in it."""
+    kept = stash.get(key, None)
+    if kept is None:
+        store_empty()
+        build()
+        stash[key] = StoreRows.take()
+    else:
+        kept.restore()
+    return BenchmarkVersion.objects.get(label=DEMO_LABEL)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Sequence
-from typing import TypeAlias
+from typing import Literal, TypeAlias
 
 import sqlglot
 from sqlglot import exp
@@ -61,6 +61,28 @@ def results_match(
     if match_with(identity):
         return True
     return any(match_with(p) for p in _column_permutations(gold, pred) if p != identity)
+
+
+# Why a result is not the gold's, from the coarsest reason to the finest: what a practice version shows.
+Difference: TypeAlias = Literal["columns", "row_count", "values", "order", "strict_only"]
+
+
+def difference(
+    gold_rows: Sequence[Row], pred_rows: Sequence[Row], *, gold_order_keys: Sequence[Row] | None
+) -> Difference | None:
+    """Why the predicted rows are not the gold's, None when they are by both rules: another number of
+    `columns`, of rows (`row_count`), other `values`, the same rows in another `order` where the gold's
+    ORDER BY fixes it, or right by EA but not by EA-strict (`strict_only`: rows or columns in another
+    order)."""
+    if results_match(gold_rows, pred_rows, gold_order_keys=gold_order_keys):
+        return None if results_match_strict(gold_rows, pred_rows) else "strict_only"
+    if gold_rows and pred_rows and len(gold_rows[0]) != len(pred_rows[0]):
+        return "columns"
+    if len(gold_rows) != len(pred_rows):
+        return "row_count"
+    if gold_order_keys is not None and results_match(gold_rows, pred_rows, gold_order_keys=None):
+        return "order"
+    return "values"
 
 
 def results_match_strict(gold_rows: Sequence[Row], pred_rows: Sequence[Row]) -> bool:

@@ -6,6 +6,8 @@
 
 Nothing here describes a gold query or its rows: a question's error is its prediction's own, and a gold
 query that fails at scoring time excludes its question with a reason that names only the question id.
+The one exception is asked for: with `explain`, for a practice version, whose gold and data are public,
+each question's score carries what ran and the first rows of both results (`QuestionDetail`).
 """
 
 from __future__ import annotations
@@ -20,7 +22,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple, cast
 
-from evaluation.scoring.compare import order_key_query, results_match, results_match_strict, split_order_keys
+from evaluation.scoring.compare import (
+    Difference,
+    Row,
+    difference,
+    order_key_query,
+    results_match,
+    results_match_strict,
+    split_order_keys,
+)
 from evaluation.scoring.dialect import QueryTooComplex, ReadsNoTable, TranspileError, read_schema, to_sqlite
 from evaluation.scoring.full_group_by import Keys, read_keys
 from evaluation.scoring.metrics import Graded, Metrics, summarise
@@ -66,6 +76,24 @@ class GoldQuestion:
     suite: tuple[str, ...] = ()
 
 
+# How many rows of each result a question's detail keeps: enough to see why they differ.
+DETAIL_ROWS = 5
+
+
+class QuestionDetail(NamedTuple):
+    """What a practice version shows of a question: the prediction as it ran (SQLite; None when a check
+    of its text stopped it), the first rows of its result and of the gold's, how many each had, and why
+    they differ."""
+
+    sql_run: str | None
+    columns: tuple[str, ...]
+    rows: tuple[Row, ...]
+    row_count: int | None  # None: nothing ran, or it failed
+    gold_rows: tuple[Row, ...]
+    gold_row_count: int
+    difference: Difference | None
+
+
 class QuestionScore(NamedTuple):
     question_id: str
     outcome: str  # one of vocabulary.OUTCOMES, or vocabulary.EXCLUDED
@@ -77,6 +105,7 @@ class QuestionScore(NamedTuple):
     static: bool = False
     # Test-suite EA: EA on the original database and on every database of the question's suite.
     ts: bool = False
+    detail: QuestionDetail | None = None  # with `explain` only
 
 
 @dataclass(frozen=True)
@@ -131,12 +160,14 @@ def score_predictions(
     limits: Limits = DEFAULT_LIMITS,
     gold_cache: GoldCache | None = None,
     benchmark_version: str = "",
+    explain: bool = False,
 ) -> ScoreReport:
     """Score `predictions` (question id -> SQL written for `dialect`) on `questions`.
 
     A question without a prediction, or with a blank one, is `not_submitted`; predictions for unknown
     question ids are ignored. `gold_cache`, kept by the caller between submissions, saves running the gold
-    queries again. `benchmark_version` becomes the report's "version".
+    queries again. `benchmark_version` becomes the report's "version". With `explain` (a practice
+    version's public gold only), each score carries its `QuestionDetail`.
     """
     valid = [q for q in questions if q.valid]
     missing = sorted({key for q in valid for key in (q.db_id, *q.suite)} - set(database_paths))
@@ -167,12 +198,15 @@ def score_predictions(
         # Each result is compared as it arrives and dropped: only the verdicts stay.
         ran = {
             runs[index].question_id: _verdict(
-                runs[index], execution, golds[(runs[index].question_id, runs[index].db_id)]
+                runs[index],
+                execution,
+                golds[(runs[index].question_id, runs[index].db_id)],
+                ran_sql=queries[index].sql if explain else None,
             )
             for index, execution in sandbox.stream(queries)
         }
         ran.update(_test_suite_verdicts(runs, ran, prepared, golds, database_paths, sandbox))
-    scores = tuple(_score_question(q, prepared, golds, ran) for q in questions)
+    scores = tuple(_score_question(q, prepared, golds, ran, explain=explain) for q in questions)
     graded = [
         Graded(
             question.db_id,
@@ -251,14 +285,39 @@ def _prepare(
     return sql if refused is None else (refused.outcome, refused.error)
 
 
-def _verdict(question: GoldQuestion, execution: Execution, gold: GoldResult | None) -> QuestionScore:
-    """What running the prediction gave, compared with the gold's result."""
+def _verdict(
+    question: GoldQuestion, execution: Execution, gold: GoldResult | None, *, ran_sql: str | None
+) -> QuestionScore:
+    """What running the prediction gave, compared with the gold's result; with `ran_sql` (explaining),
+    its detail too."""
     qid = question.question_id
     if execution.outcome != "ok" or gold is None:
-        return QuestionScore(qid, execution.outcome, False, False, execution.error, static=execution.static)
+        detail = _detail(ran_sql, gold, execution=None) if ran_sql is not None else None
+        return QuestionScore(
+            qid, execution.outcome, False, False, execution.error, static=execution.static, detail=detail
+        )
     ea = results_match(gold.rows, execution.rows, gold_order_keys=gold.order_keys)
     ea_strict = results_match_strict(gold.rows, execution.rows)
-    return QuestionScore(qid, "correct" if ea else "wrong_result", ea, ea_strict, None)
+    detail = _detail(ran_sql, gold, execution=execution) if ran_sql is not None else None
+    return QuestionScore(qid, "correct" if ea else "wrong_result", ea, ea_strict, None, detail=detail)
+
+
+def _detail(sql_run: str | None, gold: GoldResult | None, *, execution: Execution | None) -> QuestionDetail:
+    gold_rows = gold.rows if gold is not None else ()
+    ran = execution is not None and execution.outcome == "ok"
+    return QuestionDetail(
+        sql_run=sql_run,
+        columns=execution.columns if execution is not None else (),
+        rows=execution.rows[:DETAIL_ROWS] if execution is not None else (),
+        row_count=len(execution.rows) if execution is not None and ran else None,
+        gold_rows=gold_rows[:DETAIL_ROWS],
+        gold_row_count=len(gold_rows),
+        difference=(
+            difference(gold_rows, execution.rows, gold_order_keys=gold.order_keys)
+            if execution is not None and ran and gold is not None
+            else None
+        ),
+    )
 
 
 def _score_question(
@@ -266,6 +325,8 @@ def _score_question(
     prepared: Mapping[str, str | tuple[str, str | None]],
     golds: GoldResults,
     ran: Mapping[str, QuestionScore],
+    *,
+    explain: bool,
 ) -> QuestionScore:
     qid = question.question_id
     if not question.valid:
@@ -279,7 +340,8 @@ def _score_question(
     sql = prepared[qid]
     if isinstance(sql, tuple):
         outcome, error = sql
-        return QuestionScore(qid, outcome, False, False, error, static=True)
+        detail = _detail(None, gold, execution=None) if explain else None
+        return QuestionScore(qid, outcome, False, False, error, static=True, detail=detail)
     return ran[qid]
 
 

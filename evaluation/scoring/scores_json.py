@@ -88,3 +88,23 @@ class VisibleScoresJSON(ScoresHeadJSON):
     per_database: dict[str, AccuracyJSON] | None
     per_hardness: dict[str, AccuracyJSON] | None
     outcomes: dict[Outcome, int] | None
+
+
+class QuestionDetailJSON(TypedDict):
+    """A practice version's question as scored (`score.QuestionDetail`): never made for a sealed version."""
+
+    sql_run: Annotated[
+        str | None, Schema(description="The prediction as it ran, in SQLite; null: nothing ran")
+    ]
+    columns: Annotated[list[str], Schema(description="The prediction's result's column names")]
+    rows: Annotated[list[list[Any]], Schema(description="The first rows of the prediction's result")]
+    row_count: Annotated[int | None, Schema(description="How many rows it returned; null: it did not run")]
+    gold_rows: Annotated[list[list[Any]], Schema(description="The first rows of the gold's result")]
+    gold_row_count: int
+    difference: Annotated[
+        str | None,
+        Schema(
+            enum=["columns", "row_count", "values", "order", "strict_only", None],
+            description="Why the results differ; null when they do not, or when the prediction did not run",
+        ),
+    ]

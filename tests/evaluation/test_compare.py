@@ -7,6 +7,7 @@ import sqlite3
 import pytest
 
 from evaluation.scoring.compare import (
+    difference,
     order_key_query,
     results_match,
     results_match_strict,
@@ -500,3 +501,23 @@ def test_augmented_queries_run_and_keep_the_rows(demo):
             continue
         rows, _ = split_order_keys(demo.execute(expected[0]).fetchall(), expected[1])
         assert rows == demo.execute(sql).fetchall(), param.id
+
+
+# What a practice version says of a wrong result: the coarsest reason first.
+DIFFERENCES = [
+    pytest.param([(1, "a"), (2, "b")], [(1, "a"), (2, "b")], None, None, id="the same"),
+    pytest.param([(1, "a"), (2, "b")], [(1,), (2,)], None, "columns", id="a column fewer"),
+    pytest.param([(1, "a"), (2, "b")], [(1, "a")], None, "row_count", id="a row fewer"),
+    pytest.param([(1, "a"), (2, "b")], [(1, "a"), (3, "b")], None, "values", id="another value"),
+    pytest.param([(1, "a"), (2, "b")], [(2, "b"), (1, "a")], [(1,), (2,)], "order", id="against ORDER BY"),
+    pytest.param(
+        [(1, "a"), (2, "b")], [(2, "b"), (1, "a")], None, "strict_only", id="order without ORDER BY"
+    ),
+    pytest.param([(1, "a")], [("a", 1)], None, "strict_only", id="columns swapped"),
+    pytest.param([], [(1,)], None, "row_count", id="rows where the gold has none"),
+]
+
+
+@pytest.mark.parametrize(("gold", "pred", "order_keys", "expected"), DIFFERENCES)
+def test_difference_names_why_a_result_is_not_the_golds(gold, pred, order_keys, expected):
+    assert difference(gold, pred, gold_order_keys=order_keys) == expected

@@ -18,9 +18,10 @@ from django.urls import reverse
 
 from evaluation.bundle import build_bundle
 from evaluation.errata import erratum_accept, erratum_report
-from evaluation.models import BenchmarkVersion, Database, ParticipantsSee, SchemaShown
+from evaluation.models import BenchmarkVersion, Database, ParticipantsSee, SchemaShown, VersionKind
 from evaluation.schemas import participant_dump, quoted_golds
 from evaluation.services import (
+    DEMO_LABEL,
     VersionStateError,
     database_add,
     database_schema_choose,
@@ -395,20 +396,26 @@ def test_staff_upload_an_archive_that_gives_the_data(client, staff, tmp_path):
 # The demo loader
 
 
-def test_the_demo_loads_with_the_data_when_told(empty_store):
-    version = demo_benchmark_load(participants_see=DATA)
-    assert version.participants_see == DATA and version.is_published
+def test_the_demo_loads_as_a_sealed_version_with_the_data_when_told(empty_store):
+    version = demo_benchmark_load(kind=VersionKind.SEALED, participants_see=DATA)
+    assert version.participants_see == DATA and version.is_published and not version.is_practice
     assert "dumps/mysql/ciclismo.sql" in bundle_of(version)
 
 
-def test_load_demo_widens_a_loaded_demo_and_refuses_to_narrow_it(in_process, demo_version):
+def test_load_demo_loads_a_practice_version_which_gives_the_data_for_good(in_process, empty_store):
     out = StringIO()
-    call_command("load_demo", "--participants-see", "schema-and-data", stdout=out)
-    assert "What its participants see of each database: the schema and the data." in out.getvalue()
+    call_command("load_demo", stdout=out)
+    assert "A practice version: participants see its questions, gold and data." in out.getvalue()
+    version = BenchmarkVersion.objects.get(label=DEMO_LABEL)
+    assert version.is_practice and version.participants_see == DATA
+    assert "dumps/mysql/ciclismo.sql" in bundle_of(version)
+    with pytest.raises(VersionStateError, match="is a practice version"):
+        version_set_participants_see(version=version, participants_see=SCHEMA)
+
+
+def test_a_demo_loaded_before_practice_versions_stays_sealed(in_process, demo_version):
+    out = StringIO()
+    call_command("load_demo", stdout=out)
+    assert "A sealed version: participants see their scores only." in out.getvalue()
     demo_version.refresh_from_db()
-    assert demo_version.participants_see == DATA
-    with pytest.raises(CommandError, match="may have downloaded the data already"):
-        call_command("load_demo", "--participants-see", "schema", stdout=StringIO())
-    call_command("load_demo", stdout=StringIO())
-    demo_version.refresh_from_db()
-    assert demo_version.participants_see == DATA
+    assert not demo_version.is_practice and demo_version.participants_see == SCHEMA

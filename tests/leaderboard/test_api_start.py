@@ -46,9 +46,13 @@ def test_anyone_lists_the_published_versions_with_what_a_client_needs(client, de
     }
 
 
-def test_a_version_whose_breakdowns_staff_opened_is_a_practice_version(client, demo_version):
-    demo_version.set_private_breakdowns(True)
+def test_the_demo_a_new_portal_loads_is_listed_as_a_practice_version(client, practice_demo):
     assert [version["kind"] for version in client.get(VERSIONS).json()["versions"]] == ["practice"]
+
+
+def test_opening_the_breakdowns_of_a_sealed_version_leaves_it_sealed(client, demo_version):
+    demo_version.set_private_breakdowns(True)
+    assert [version["kind"] for version in client.get(VERSIONS).json()["versions"]] == ["sealed"]
 
 
 def test_a_draft_is_listed_to_staff_alone_and_takes_no_submissions(client, demo_version, owner, staff):

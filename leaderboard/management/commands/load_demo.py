@@ -4,7 +4,6 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from evaluation.models import ParticipantsSee
 from evaluation.services import VersionStateError
 from leaderboard.demo import DEMO_ADMIN, demo_admin_exists, demo_load
 
@@ -14,20 +13,14 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--dry-run", action="store_true", help="Say what would be done, change nothing.")
-        parser.add_argument(
-            "--participants-see",
-            choices=ParticipantsSee.values,
-            help="What participants see of each demo database: its schema only (the default for a new "
-            "demo), or its schema and data; a demo loaded before may widen to the data, not narrow back",
-        )
 
-    def handle(self, *args: Any, dry_run: bool, participants_see: str | None, **options: Any) -> None:
+    def handle(self, *args: Any, dry_run: bool, **options: Any) -> None:
         if dry_run:
             exists = demo_admin_exists()
             self.stdout.write(f"Demo admin {DEMO_ADMIN!r}: {'present' if exists else 'would be created'}.")
             return
         try:
-            loaded = demo_load(participants_see=participants_see)
+            loaded = demo_load()
         except VersionStateError as error:
             raise CommandError(str(error)) from None
         version = loaded.version
@@ -35,9 +28,10 @@ class Command(BaseCommand):
             self.stdout.write(f"Demo benchmark: loaded {version} ({version.questions.count()} questions).")
         else:
             self.stdout.write("Demo benchmark: already loaded.")
-        self.stdout.write(
-            f"What its participants see of each database: {version.get_participants_see_display()}."
-        )
+        if version.is_practice:
+            self.stdout.write("A practice version: participants see its questions, gold and data.")
+        else:  # loaded by a portal before practice versions: it stays sealed, as a version never changes kind
+            self.stdout.write("A sealed version: participants see their scores only.")
         made = loaded.submissions_made
         self.stdout.write(f"Demo submissions: {made} scored." if made else "Demo submissions: already there.")
         self.stdout.write(
