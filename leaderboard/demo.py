@@ -52,7 +52,7 @@ class DemoLoad:
 
 
 def demo_load(*, participants_see: str | None = None) -> DemoLoad:
-    """Make sure the demo admin, the demo benchmark and the demo submissions exist.
+    """Make sure the demo admin, the demo benchmark, the demo submissions and the example baseline exist.
 
     `participants_see` sets what the demo's participants see of each database (the schema only when
     unsaid); a demo loaded before takes it under the rules of a published version (it may widen only).
