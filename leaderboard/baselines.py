@@ -5,6 +5,7 @@ The paper's GPT-3.5 run is data, kept in leaderboard/reference/paper_baseline.to
 
 from __future__ import annotations
 
+import statistics
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +40,12 @@ class PaperBaseline:
     databases: tuple[str, ...]
     ea_percent: dict[str, float]
     fields: dict[str, Any]
+
+    @property
+    def mean_ea(self) -> float:
+        """The plain mean of the per-database EA, as a fraction: a figure the published numbers give by
+        themselves, for where the databases' question counts are not at hand to weight them."""
+        return round(statistics.fmean(self.ea_percent.values()) / 100, 6)
 
 
 # The model card's choices, which a value of the file must be one of.
@@ -86,6 +93,22 @@ def baseline_delete(*, baseline: Baseline) -> None:
     leaderboard_changed(version=version)
 
 
+def baseline_put(
+    *, version: BenchmarkVersion, fields: dict[str, Any], dry_run: bool = False
+) -> tuple[Baseline, bool]:
+    """Add the baseline `fields` describe to `version`, or bring the one of its model name up to date.
+    Returns the baseline and whether it is new; with `dry_run`, stores nothing."""
+    with transaction.atomic():
+        baseline = Baseline.objects.filter(version=version, model_name=fields["model_name"]).first()
+        created = baseline is None
+        baseline = baseline or Baseline(version=version)
+        for name, value in fields.items():
+            setattr(baseline, name, value)
+        if not dry_run:
+            baseline_save(baseline=baseline)
+    return baseline, created
+
+
 def paper_baseline_load(*, version: BenchmarkVersion, dry_run: bool = False) -> tuple[Baseline, bool]:
     """Add (or bring up to date) the paper's GPT-3.5 row on `version`, whose databases must be exactly
     the ten Termite ones. Its overall EA is left blank: the leaderboard weights the per-database EA by
@@ -105,12 +128,4 @@ def paper_baseline_load(*, version: BenchmarkVersion, dry_run: bool = False) -> 
         "per_database": {db: round(ea / 100, 6) for db, ea in PAPER_GPT35_EA.items()},
         "ea": None,
     }
-    with transaction.atomic():
-        baseline = Baseline.objects.filter(version=version, model_name=fields["model_name"]).first()
-        created = baseline is None
-        baseline = baseline or Baseline(version=version)
-        for name, value in fields.items():
-            setattr(baseline, name, value)
-        if not dry_run:
-            baseline_save(baseline=baseline)
-    return baseline, created
+    return baseline_put(version=version, fields=fields, dry_run=dry_run)

@@ -59,12 +59,17 @@ def _name(row: Row, baseline_label: str) -> str:
     )
 
 
+def _has_a_database(row: Row) -> bool:
+    return any(ea is not None for ea in row.per_database.values())
+
+
 def leaderboard_bars(
     board: Leaderboard, *, baseline_label: str, top: int = TOP_SYSTEMS
 ) -> dict[str, Any] | None:
-    """EA per database of the best `top` submissions and of the baselines, as grouped bars."""
+    """EA per database of the best `top` submissions and of the baselines, as grouped bars. A baseline
+    with no EA on any of the version's databases (reported on others) has no bar to draw."""
     ranked = [row for row in board.rows if not row.baseline][:top]
-    rows = ranked + [row for row in board.rows if row.baseline]
+    rows = ranked + [row for row in board.rows if row.baseline and _has_a_database(row)]
     if not rows or not board.databases:
         return None
     figure = go.Figure(

@@ -1,6 +1,7 @@
 """The demo content a new portal starts with (`manage.py load_demo`, run by `python3 dev.py start`): a demo
-admin, the demo benchmark (built by evaluation from its own files) and three scored public submissions made
-on behalf of two demo teams, so that the leaderboard shows something. Loading it again changes nothing.
+admin, the demo benchmark (built by evaluation from its own files), three scored public submissions made
+on behalf of two demo teams, so that the leaderboard shows something, and the paper's GPT-3.5 row as an
+example of a baseline. Loading it again changes nothing.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from evaluation.services import (
     version_build_suites,
 )
 from evaluation.sources import DEMO_DATABASES, DEMO_DIR
+from leaderboard.baselines import PAPER_GPT35, baseline_put
 from leaderboard.model_card import Approach, InstructionLanguage, Sampling, SchemaFormat, Weights
 from leaderboard.models import Rescoring, Scoring, Submission
 from leaderboard.rescoring import rescoring_start
@@ -44,21 +46,29 @@ class DemoLoad:
     version: BenchmarkVersion
     benchmark_loaded: bool  # False: it was there already
     submissions_made: int  # 0: they were there already
+    baseline_added: bool  # False: it was there already
     admin_password: str
 
 
 def demo_load() -> DemoLoad:
-    """Make sure the demo admin, the demo benchmark (a practice version: participants see everything)
-    and the demo submissions exist."""
+    """Make sure the demo admin, the demo benchmark (a practice version: participants see everything),
+    the demo submissions and the example baseline exist."""
     with transaction.atomic():
         password = demo_admin_password()
         version = demo_benchmark_load()
     loaded = version is not None
     version = version or BenchmarkVersion.objects.get(label=DEMO_LABEL)
     made = demo_submissions_load(version=version)
+    baseline_added = demo_baseline_load(version=version)
     if not loaded:
         _bring_up_to_date(version)
-    return DemoLoad(version=version, benchmark_loaded=loaded, submissions_made=made, admin_password=password)
+    return DemoLoad(
+        version=version,
+        benchmark_loaded=loaded,
+        submissions_made=made,
+        baseline_added=baseline_added,
+        admin_password=password,
+    )
 
 
 def _bring_up_to_date(version: BenchmarkVersion) -> None:
@@ -209,3 +219,20 @@ def _demo_team(*, user: User, name: str) -> Team:
     # made its text team a team): it is taken as it is.
     team = Team.objects.filter(name__iexact=name).first()
     return team if team is not None else team_create(user=user, name=name)
+
+
+# The paper measured GPT-3.5 on Termite's databases, not on the demo's: it has no figure for the demo's
+# questions, and none is made up. The row carries the paper's model card and citation, the mean of its
+# published per-database EA and no EA per demo database, and says so.
+DEMO_BASELINE_NOTE = (
+    f"{PAPER_GPT35.fields['note']}. The mean of the EA the paper reports on Termite's ten databases, not "
+    "measured on the demo's questions: shown so that a newcomer sees how a baseline row looks."
+)
+
+
+def demo_baseline_load(*, version: BenchmarkVersion) -> bool:
+    """The paper's GPT-3.5 row on the demo, as an example of a baseline: unranked, like every baseline.
+    Brought up to date if there already; returns whether it is new."""
+    fields = {**PAPER_GPT35.fields, "per_database": {}, "ea": PAPER_GPT35.mean_ea, "note": DEMO_BASELINE_NOTE}
+    _, created = baseline_put(version=version, fields=fields)
+    return created

@@ -62,7 +62,11 @@ class LeaderboardRowJSON(TypedDict):
         Schema(minItems=2, maxItems=2, description="95% bootstrap interval of TS-EA; null when TS-EA is"),
     ]
     per_database: Annotated[
-        dict[str, Fraction | None], Schema(description="EA per database slug; null where nothing was scored")
+        dict[str, Fraction | None],
+        Schema(
+            description="EA per database slug; null where nothing was scored, and for a baseline where its"
+            " paper gives no figure (all null for one reported on other databases)"
+        ),
     ]
     per_hardness: dict[str, Fraction | None]
     spider_ea: Annotated[Fraction | None, Schema(description="Self-reported Spider dev EA, as a fraction")]

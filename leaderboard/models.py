@@ -412,7 +412,8 @@ class Baseline(ModelCard):
     as such and never ranked: its numbers were not produced by this portal's scorer.
 
     `per_database` holds EA as fractions per database slug of the version. `ea` is the overall EA as
-    reported; left blank, the leaderboard shows the question-weighted mean of `per_database`.
+    reported; left blank, the leaderboard shows the question-weighted mean of `per_database`. A baseline
+    reported on other databases than the version's (the demo's example) gives `ea` and no database.
     """
 
     version = models.ForeignKey(BenchmarkVersion, on_delete=models.PROTECT, related_name="baselines")
@@ -421,14 +422,21 @@ class Baseline(ModelCard):
     per_database = models.JSONField(
         _("EA per database"),
         default=dict,
-        help_text=_('Fractions between 0 and 1 per database slug, e.g. {"bowling": 0.5079}.'),
+        blank=True,
+        help_text=_(
+            'Fractions between 0 and 1 per database slug, e.g. {"bowling": 0.5079}; {} when the paper '
+            "reports none of the version's databases."
+        ),
     )
     ea = models.FloatField(
         _("overall EA"),
         null=True,
         blank=True,
         validators=[MinValueValidator(0), MaxValueValidator(1)],
-        help_text=_("A fraction. Leave blank to use the question-weighted mean of the per-database EA."),
+        help_text=_(
+            "A fraction. Leave blank to use the question-weighted mean of the per-database EA; required "
+            "without any."
+        ),
     )
     note = models.CharField(_("note"), max_length=300, blank=True, help_text=_("e.g. model and settings."))
     source = models.TextField(_("source"), help_text=_("The citation of the paper that reports it."))
@@ -446,8 +454,18 @@ class Baseline(ModelCard):
         return f"{self.model_name} ({self.version}, baseline)"
 
     def clean(self) -> None:
-        if not isinstance(self.per_database, dict) or not self.per_database:
-            raise ValidationError({"per_database": _("Give at least one database: {slug: fraction}.")})
+        if self.per_database is None:  # the admin's box left empty
+            self.per_database = {}
+        if not isinstance(self.per_database, dict):
+            raise ValidationError({"per_database": _("Give the EA per database as {slug: fraction}.")})
+        if not self.per_database and self.ea is None:
+            raise ValidationError(
+                {
+                    "per_database": _(
+                        "Give the EA of at least one database, {slug: fraction}, or the overall EA."
+                    )
+                }
+            )
         for slug, value in self.per_database.items():
             if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
                 raise ValidationError(

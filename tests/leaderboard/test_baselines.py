@@ -7,6 +7,7 @@ from datetime import date
 from io import StringIO
 
 import pytest
+from django.core.exceptions import ValidationError
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
@@ -181,8 +182,9 @@ def test_admins_add_a_baseline_and_it_shows_at_once(admin_client, client, demo_v
         ('{"biblioteca": 50.79}', "fraction between 0 and 1"),
         ('{"biblioteca": "alta"}', "fraction between 0 and 1"),
         ('{"bowling": 0.5}', "has no database bowling"),
-        ("{}", "at least one database"),
-        ("[0.5]", "at least one database"),
+        ("{}", "at least one database, {slug: fraction}, or the overall EA"),
+        ("", "at least one database, {slug: fraction}, or the overall EA"),
+        ("[0.5]", "Give the EA per database as {slug: fraction}"),
     ],
 )
 def test_the_admin_refuses_per_database_numbers_that_do_not_fit(
@@ -192,6 +194,23 @@ def test_the_admin_refuses_per_database_numbers_that_do_not_fit(
     response = admin_client.post(reverse("admin:leaderboard_baseline_add"), form)
     assert response.status_code == 200 and error in response.content.decode()
     assert not Baseline.objects.exists()
+
+
+@pytest.mark.parametrize("per_database", ["{}", ""])
+def test_the_admin_takes_a_baseline_with_only_an_overall_ea(admin_client, client, demo_version, per_database):
+    """A paper that reports none of the version's databases: its overall EA alone, no column filled."""
+    form = baseline_form(demo_version, per_database=per_database, ea="0.4")
+    response = admin_client.post(reverse("admin:leaderboard_baseline_add"), form)
+    assert response.status_code == 302, response.content.decode()[-2000:]
+    assert Baseline.objects.get().per_database == {}
+    (row,) = client.get(reverse("api:leaderboard")).json()["rows"]
+    assert (row["ea"], row["rank"], row["per_database"]) == (
+        0.4,
+        None,
+        {"biblioteca": None, "ciclismo": None},
+    )
+    change = reverse("admin:leaderboard_baseline_change", args=[Baseline.objects.get().pk])
+    assert "40.00" in admin_client.get(change).content.decode()
 
 
 def test_editing_or_deleting_a_baseline_in_the_admin_updates_the_leaderboard(
@@ -216,3 +235,24 @@ def test_editing_or_deleting_a_baseline_in_the_admin_updates_the_leaderboard(
     delete = reverse("admin:leaderboard_baseline_delete", args=[baseline.pk])
     assert admin_client.post(delete, {"post": "yes"}).status_code == 302
     assert client.get(url).json()["rows"] == []
+
+
+# The model's own rule, whoever saves it.
+
+
+def paper_row(version, **fields) -> Baseline:
+    return Baseline(
+        version=version, model_name="Articolo", source="Un articolo, 2024.", date=date(2024, 5, 1), **fields
+    )
+
+
+def test_a_baseline_may_give_no_database_when_it_gives_an_overall_ea(demo_version):
+    paper_row(demo_version, per_database={}, ea=0.5).full_clean()
+
+
+def test_a_baseline_with_neither_a_database_nor_an_overall_ea_is_refused_with_both_named(demo_version):
+    with pytest.raises(ValidationError) as refused:
+        paper_row(demo_version, per_database={}, ea=None).full_clean()
+    assert refused.value.message_dict == {
+        "per_database": ["Give the EA of at least one database, {slug: fraction}, or the overall EA."]
+    }

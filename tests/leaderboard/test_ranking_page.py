@@ -420,6 +420,25 @@ def test_the_charts_show_the_top_systems_and_the_best_ea_over_time(client, board
         assert name not in str(charts)
 
 
+def test_a_baseline_with_only_an_overall_ea_shows_a_dash_per_database_and_draws_no_bar(
+    client, make_submission, demo_version
+):
+    """A paper that reports none of the version's databases (the demo's example baseline)."""
+    now = timezone.now()
+    make_submission(model_name="Primo", created_at=now - timedelta(days=2), **scored_fields(10))
+    make_submission(model_name="Secondo", created_at=now, **scored_fields(16))
+    Baseline.objects.create(
+        version=demo_version, model_name="Altrove", ea=0.5, source="Un articolo.", date=date(2024, 5, 1)
+    )
+    response = client.get(URL)
+    (row,) = [html for html in response.content.decode().split("<tr") if ">Altrove<" in html]
+    assert row.count('data-group="databases" data-sort="">—</td>') == 2 and "<strong>50.0</strong>" in row
+    charts = response.context["charts"]
+    assert [trace["name"].split(" (")[0] for trace in charts["databases"]["data"]] == ["Secondo", "Primo"]
+    # Its overall EA is known: it is drawn as a baseline's line over time.
+    assert [trace["name"] for trace in charts["progress"]["data"]][1:] == ["Altrove (baseline)"]
+
+
 def test_the_best_ea_over_time_steps_up_when_a_submission_beats_it(make_submission, demo_version):
     from leaderboard.charts import best_over_time
     from leaderboard.ranking import build_leaderboard

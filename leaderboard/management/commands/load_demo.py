@@ -35,5 +35,10 @@ class Command(BaseCommand):
         made = loaded.submissions_made
         self.stdout.write(f"Demo submissions: {made} scored." if made else "Demo submissions: already there.")
         self.stdout.write(
+            "Demo baseline: added the paper's GPT-3.5 row, as an example (not measured on the demo)."
+            if loaded.baseline_added
+            else "Demo baseline: already there."
+        )
+        self.stdout.write(
             self.style.SUCCESS(f"Demo admin: username {DEMO_ADMIN!r}, password {loaded.admin_password!r}")
         )
