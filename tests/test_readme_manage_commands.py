@@ -12,6 +12,7 @@ import subprocess
 import pytest
 from django.core.management import CommandError, get_commands, load_command_class
 
+from leaderboard.models import Submission
 from tests.demo import predictions_jsonl
 from tests.leaderboard.protocol_runs import good_model
 from tests.openai_stub import OpenAIStub
@@ -79,44 +80,39 @@ def test_the_check_fails_an_example_with(arguments):
         check_manage_command(arguments)
 
 
-# The README's manage commands that run as written against the demo, below: they read it, or redo what it
-# already has; and the protocol run on a model server on loopback. The others are only parsed above:
-# import_termite reads the real archive, add_database and the OpenAI run the reader's own files and account,
-# and rotate_gold_key needs a key the reader sets.
-RUN_AGAINST_THE_DEMO = {
-    "load_demo",
-    "score",
-    "requeue_stuck",
-    "build_suites",
-    "fetch_databases",
-    "rescore",
-    "probing_report",
+# The README's manage commands that are only parsed above, and why: each needs what only the reader has.
+PARSED_ONLY = {
+    "import_termite": "the real Termite archive",
+    "add_database": "the reader's own dump and questions",
+    "rotate_gold_key": "a new gold key the reader sets",
 }
-README_MODEL_SERVER = "http://127.0.0.1:8080"
+# The model servers the README's protocol runs call, and the file of model-card fields one of them reads.
+README_MODEL_SERVERS = ("https://api.openai.com", "http://127.0.0.1:8080")
+README_CARD = "card.json"
 
 
-def readme_manage_texts_run_against_the_demo() -> list[str]:
-    """Those commands as written, in the README's order (load_demo makes the admin a run names)."""
+def readme_texts_run_against_the_demo() -> list[str]:
+    """Every other manage command as written, in the README's order (load_demo makes the admin a run
+    names), and the command that writes the card a run reads."""
     found = []
     for text, words in zip(shell_command_texts(), shell_commands(), strict=True):
-        arguments = manage_arguments(words) or [""]
-        on_loopback = arguments[0] == "run_protocol" and any(
-            word.startswith(README_MODEL_SERVER) for word in words
-        )
-        if arguments[0] in RUN_AGAINST_THE_DEMO or on_loopback:
+        arguments = manage_arguments(words)
+        writes_the_card = words[0] == "printf" and words[-2:] == [">", README_CARD]
+        if (arguments is not None and arguments[0] not in PARSED_ONLY) or writes_the_card:
             found.append(text)
     return found
 
 
 @pytest.mark.processes
-def test_the_readme_manage_commands_that_touch_only_the_demo_run_as_written(
+def test_the_readme_manage_commands_run_as_written_against_the_demo(
     real_services, demo_version, gold, tmp_path
 ):
-    """Each in bash, in a folder holding `dev.py` and the `predictions.jsonl` it names, on the test
-    database; the model server of the protocol run is the test's stub, on loopback as the README's is."""
+    """All but those that need what only the reader has, each in bash, in a folder holding `dev.py` and
+    the `predictions.jsonl` it names, on the test database and its demo. The model servers of the protocol
+    runs (OpenAI's, and one on loopback) are the test's stub; the README's card makes one run public."""
     require_process_lane("python3 dev.py manage")
-    texts = readme_manage_texts_run_against_the_demo()
-    assert len(texts) == 9, texts
+    texts = readme_texts_run_against_the_demo()
+    assert len(texts) == 11, texts
     (tmp_path / "dev.py").symlink_to(ROOT / "dev.py")
     (tmp_path / "predictions.jsonl").write_bytes(predictions_jsonl(gold))
     printed: dict[str, list[str]] = {}  # by command, what each run of it printed
@@ -124,17 +120,21 @@ def test_the_readme_manage_commands_that_touch_only_the_demo_run_as_written(
     try:
         with OpenAIStub(good_model(demo_version)) as stub:
             for text in texts:
-                script = text.replace(README_MODEL_SERVER, stub.url.removesuffix("/v1/chat/completions"))
+                script = text
+                for server in README_MODEL_SERVERS:
+                    script = script.replace(server, stub.url.removesuffix("/v1/chat/completions"))
                 done = subprocess.run(
                     ["bash", "-c", script],
                     cwd=tmp_path,
-                    env=portal_env(),
+                    # The stub stands in for OpenAI's server too, on loopback: the portal may call it.
+                    env=portal_env(TERMITE_PROTOCOL_ALLOW_LOOPBACK="1"),
                     capture_output=True,
                     text=True,
                     timeout=240,
                 )
                 assert done.returncode == 0, f"README: `{text.strip()}`: {done.stderr[-2000:]}"
-                printed.setdefault(text.split(" manage ", 1)[1].split()[0], []).append(done.stdout)
+                command = text.split(" manage ", 1)[1].split()[0] if " manage " in text else "printf"
+                printed.setdefault(command, []).append(done.stdout)
     finally:
         stop(worker)
     assert (
@@ -150,5 +150,8 @@ def test_the_readme_manage_commands_that_touch_only_the_demo_run_as_written(
         all("nothing to rescore" in output for output in printed["rescore"]) and len(printed["rescore"]) == 2
     )
     assert json.loads(printed["probing_report"][0])["version"] == "demo-1.0"
-    run = json.loads(printed["run_protocol"][0])
-    assert run["scores"]["overall"]["ea"] == 1.0 and run["submission_id"]
+    openai_run, loopback_run = (json.loads(output) for output in printed["run_protocol"])
+    assert openai_run["scores"]["overall"]["ea"] == loopback_run["scores"]["overall"]["ea"] == 1.0
+    public = Submission.objects.get(pk=openai_run["submission_id"])  # the card made it a whole public one
+    assert public.is_public and (public.model_size, public.weights) == ("unknown", "closed")
+    assert not Submission.objects.get(pk=loopback_run["submission_id"]).is_public
