@@ -70,7 +70,6 @@ README_COMMANDS = readme_commands()
 
 @dataclass(frozen=True)
 class Answer:
-    statuses: list[int]  # the HTTP status of each request it made
     stdout: str
 
     def json(self):
@@ -113,17 +112,17 @@ class ReadersShell:
             )
         if assignment:
             self.env[assignment[1]] = done.stdout
-        return Answer(statuses, done.stdout)
+        return Answer(done.stdout)
 
     def run_until(self, key: str, condition, *, seconds: float = 90) -> Answer:
         """Run the README's command `key` again until what it answers meets `condition`, as a reader
         following a submission or a run does."""
         deadline = time.monotonic() + seconds
-        while not condition((answer := self.run(key)).json()):
+        while not condition((seen := self.run(key)).json()):
             if time.monotonic() > deadline:
-                pytest.fail(f"README: `{key}` still answers {answer.stdout[:2000]} after {seconds} s")
+                pytest.fail(f"README: `{key}` still answers {seen.stdout[:2000]} after {seconds} s")
             time.sleep(0.5)
-        return answer
+        return seen
 
 
 @pytest.fixture
@@ -164,6 +163,7 @@ def test_the_json_api_examples_list_the_versions_upload_follow_list_and_compare(
 def test_the_errata_examples_report_a_question_and_list_the_report(
     live_portal, demo_version, token, tmp_path
 ):
+    """A report on one of the demo's questions, then the reporter's list holding it, open."""
     shell = ReadersShell(tmp_path, portal=live_portal, TOKEN=token)
     report = shell.run("POST /api/v1/errata", status=201).json()
     assert (report["question_id"], report["version"], report["status"]) == (
