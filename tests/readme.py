@@ -11,9 +11,10 @@ from tests.processes import ROOT
 SH_BLOCK = re.compile(r"^( *)```sh\n(.*?)^\1```", re.S | re.M)
 
 
-def shell_commands(*, section: str | None = None) -> list[list[str]]:
-    """Every command of the README's ```sh blocks, or of one `## section`'s, split into words as the shell
-    splits them, comments dropped. A command goes on over lines after a `\\` or inside a quotation."""
+def shell_command_texts(*, section: str | None = None) -> list[str]:
+    """Every command of the README's ```sh blocks, or of one `## section`'s, as written: its continuation
+    lines and its comment included, for a shell to run. A command goes on over lines after a `\\` or inside
+    a quotation."""
     text = (ROOT / "README.md").read_text()
     if section is not None:
         text = text.split(f"\n## {section}\n", 1)[1].split("\n## ", 1)[0]
@@ -25,8 +26,18 @@ def shell_commands(*, section: str | None = None) -> list[list[str]]:
             if pending.endswith("\\\n"):  # continued on the next line
                 continue
             try:
-                commands.append(shlex.split(pending.replace("\\\n", " "), comments=True))
+                words = shlex.split(pending.replace("\\\n", " "), comments=True)
             except ValueError:  # "No closing quotation": the quoted text goes on
                 continue
+            if words:
+                commands.append(pending)
             pending = ""
-    return [words for words in commands if words]
+    return commands
+
+
+def shell_commands(*, section: str | None = None) -> list[list[str]]:
+    """Every command of the README's ```sh blocks, or of one `## section`'s, split into words as the shell
+    splits them, comments dropped."""
+    return [
+        shlex.split(text.replace("\\\n", " "), comments=True) for text in shell_command_texts(section=section)
+    ]
