@@ -248,3 +248,16 @@ def test_the_leaderboard_and_the_upload_form_open_on_a_sealed_version_before_a_p
     sealed = version_create_draft(label="2.0", name="Termite")
     BenchmarkVersion.objects.filter(pk=sealed.pk).update(status=BenchmarkVersion.Status.PUBLISHED)
     assert BenchmarkVersion.objects.latest_published() == sealed
+
+
+@pytest.mark.parametrize("kind", ["practice", "sealed"])
+def test_every_page_of_a_version_says_which_kind_it_is(client, owner, kind, request):
+    version = request.getfixturevalue("practice_demo" if kind == "practice" else "demo_version")
+    client.force_login(owner)
+    badge = f'class="badge kind {kind}"'
+    for url in (
+        reverse("leaderboard:leaderboard") + f"?version={version.label}",
+        reverse("evaluation:version_list"),
+        version.get_absolute_url(),
+    ):
+        assert badge in client.get(url).content.decode(), url
