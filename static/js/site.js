@@ -30,4 +30,28 @@
       field.focus();
     }
   });
+
+  // A copy button (templates/site/_copy.html) copies its value whole, even where the screen shows it cut
+  // short. Where the clipboard is refused (a page not served over HTTPS, a permission denied), it selects the
+  // value instead, for the reader to copy. The class shows the buttons, which do nothing without this script.
+  document.documentElement.classList.add("js");
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest && event.target.closest("button.copy");
+    var source = button && document.getElementById(button.dataset.copy);
+    if (!source) return;
+    var status = button.nextElementSibling;
+    function tell(message) {
+      status.textContent = message;
+      window.clearTimeout(button.copyTimer);
+      button.copyTimer = window.setTimeout(function () { status.textContent = ""; }, 5000);
+    }
+    function select() {
+      window.getSelection().selectAllChildren(source);
+      tell(button.dataset.selected);
+    }
+    if (!navigator.clipboard) return select();
+    navigator.clipboard.writeText(source.textContent.trim()).then(function () {
+      tell(button.dataset.copied);
+    }, select);
+  });
 })();

@@ -12,7 +12,7 @@ import pytest
 from axe_playwright_python.sync_playwright import Axe
 from django.utils import timezone
 
-from leaderboard.models import Baseline
+from leaderboard.models import Baseline, Submission
 from tests.browser import chart_drawn
 from tests.factories import run_make
 from tests.leaderboard.scored import scored_fields
@@ -245,7 +245,12 @@ def test_at_390_px_no_page_of_a_participant_or_of_staff_scrolls_sideways(
     """Long hashes, URLs, schemas and tables wrap or scroll in their own box; the page itself never does."""
     portal, submissions = ranked
     version = submissions[0].version
-    run = run_make(user=owner, version=version, transcript_sha256="ab" * 32)
+    run = run_make(
+        user=owner,
+        version=version,
+        transcript_sha256="ab" * 32,
+        endpoint_url=f"https://{'inference' * 12}.example.org/v1/chat/completions",
+    )
     pages = [
         "/leaderboard/",
         f"/submissions/{submissions[0].pk}/",
@@ -275,4 +280,83 @@ def test_at_390_px_no_page_of_a_participant_or_of_staff_scrolls_sideways(
         if width > PHONE["width"]:
             too_wide[path] = width
     assert too_wide == {}
+    assert not errors, errors
+
+
+SHA256 = "5e1f" + "0123456789abcdef" * 3 + "c0ffee5e1f00"
+COPY_SHA256 = "Copy the sha256 of the predictions file"
+
+
+@pytest.fixture
+def long_named(ranked, make_submission):
+    """Two more ranked systems with names as long as an upload may give: one without a space, one with."""
+    from leaderboard.services import leaderboard_changed
+
+    portal, submissions = ranked
+    longest = Submission._meta.get_field("model_name").max_length
+    names = (("Termite" * longest)[:longest], " ".join(["modello"] * longest)[:longest])
+    long = [
+        make_submission(model_name=name, file_sha256=SHA256, **scored_fields(20 + i, ts=18))
+        for i, name in enumerate(names)
+    ]
+    leaderboard_changed(version=submissions[0].version)
+    return portal, long
+
+
+def test_a_copy_button_copies_the_whole_hash_a_phone_shows_cut_short(long_named, browser):
+    portal, (submission, _) = long_named
+    page, errors = new_page(browser, PHONE, permissions=["clipboard-read", "clipboard-write"])
+    page.goto(f"{portal}/submissions/{submission.pk}/")
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    shown = page.locator("#file-sha256")
+    # Cut short on the screen, whole in the page.
+    assert shown.evaluate("el => el.scrollWidth > el.clientWidth") and shown.text_content() == SHA256
+    button = page.get_by_role("button", name=COPY_SHA256)
+    # Beside the hash, on the screen.
+    box, hash_box = button.bounding_box(), shown.bounding_box()
+    assert box["x"] + box["width"] <= PHONE["width"] and box["x"] >= hash_box["x"] + hash_box["width"]
+    assert abs((box["y"] + box["height"] / 2) - (hash_box["y"] + hash_box["height"] / 2)) < box["height"] / 2
+    # The keyboard reaches it (in the tab order) and presses it.
+    assert button.evaluate("el => el.tabIndex") == 0
+    button.focus()
+    page.keyboard.press("Enter")
+    status = page.locator("#file-sha256 ~ [role=status]")
+    until(page, "document.querySelector('#file-sha256 ~ [role=status]').textContent === 'Copied'")
+    assert status.get_attribute("aria-live") == "polite" and status.is_visible()
+    assert page.evaluate("navigator.clipboard.readText()") == SHA256
+    assert not errors, errors
+
+
+def test_where_the_clipboard_is_refused_the_copy_button_selects_the_hash(long_named, browser):
+    portal, (submission, _) = long_named
+    page, errors = new_page(browser, PHONE)
+    # As on a page not served over HTTPS, or when the reader's browser denies the permission.
+    page.add_init_script(
+        "navigator.clipboard.writeText = () => Promise.reject(new DOMException('refused', 'NotAllowedError'))"
+    )
+    page.goto(f"{portal}/submissions/{submission.pk}/")
+    page.get_by_role("button", name=COPY_SHA256).click()
+    until(page, "document.querySelector('#file-sha256 ~ [role=status]').textContent.startsWith('Selected')")
+    assert page.evaluate("window.getSelection().toString()") == SHA256
+    assert not errors, errors
+
+
+def lines(element) -> float:
+    """How many lines an element shows: its height over its line height."""
+    return element.evaluate("el => el.clientHeight / parseFloat(getComputedStyle(el).lineHeight)")
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["1280", "390"])
+def test_a_very_long_model_name_takes_at_most_two_lines_of_the_leaderboard(long_named, browser, viewport):
+    portal, submissions = long_named
+    page, errors = new_page(browser, viewport)
+    page.goto(f"{portal}/leaderboard/")
+    for submission in submissions:
+        name = page.locator(f"#leaderboard a.model-name[href$='/submissions/{submission.pk}/']")
+        assert lines(name) <= 2.01
+        assert name.evaluate("el => el.scrollHeight > el.clientHeight")  # it was cut: it is longer than that
+        # Whole in its title, and to a screen reader.
+        assert name.get_attribute("title") == submission.model_name
+        assert page.get_by_role("link", name=submission.model_name, exact=True).count() == 1
+    assert page.evaluate("document.documentElement.scrollWidth") <= viewport["width"]
     assert not errors, errors
