@@ -1,10 +1,11 @@
 """Crawl the whole site as every kind of visitor: no gold anywhere, and private submissions stay private.
 
-Every page reachable by links from the home page, plus every URL pattern filled with real ids, is fetched
-as an anonymous visitor, a participant, another participant and a staff member: every seed, and up to
-three pages of each kind that links reach (one URL pattern, with or without a query string). No response body or
-header may hold a gold query or a gold result value that appears nowhere else, a private submission may
-show only to its owner and to staff, and so may the description of an erratum, which may quote the data.
+Every page reachable by links from the home page, plus every URL pattern filled with real ids (the site map,
+tests/site_map.py), is fetched as an anonymous visitor, a participant, another participant and a staff
+member: every seed, and up to three pages of each kind that links reach (one URL pattern, with or without a
+query string). No response body or header may hold a gold query or a gold result value that appears nowhere
+else, a private submission may show only to its owner and to staff, and so may the description of an
+erratum, which may quote the data.
 The one exception for staff: a question's errata page, where staff judge the reports against the gold.
 """
 
@@ -19,7 +20,7 @@ from urllib.parse import urljoin, urlparse
 import pytest
 from django.http import HttpResponse
 from django.test import Client
-from django.urls import Resolver404, URLPattern, URLResolver, get_resolver, resolve
+from django.urls import Resolver404, resolve
 
 from evaluation.errata import erratum_accept, erratum_decline, erratum_report
 from evaluation.models import Question
@@ -29,6 +30,7 @@ from leaderboard.services import submission_score
 from termite_site.accounts.services import api_token_create
 from tests.evaluation.gold_leaks import gold_texts
 from tests.factories import run_make
+from tests.site_map import site_paths
 
 pytestmark = pytest.mark.django_db
 
@@ -56,24 +58,6 @@ def gold_only_values(version) -> set[str]:
             for row in db.execute(question.decrypt_gold_sqlite()).fetchall():
                 values.update(v for v in row if isinstance(v, str) and len(v) >= 6 and v not in shown)
     return values
-
-
-def filled_patterns(ids: dict[str, str]) -> list[str]:
-    """Every URL pattern of the site with real ids in place of its parameters."""
-    urls = []
-
-    def walk(patterns, prefix: str) -> None:
-        for pattern in patterns:
-            route = prefix + str(pattern.pattern)
-            if isinstance(pattern, URLResolver):
-                walk(pattern.url_patterns, route)
-            elif isinstance(pattern, URLPattern):
-                names = re.findall(r"<(?:\w+:)?(\w+)>", route)
-                if all(name in ids for name in names) and not route.startswith(("^", "admin/")):
-                    urls.append("/" + re.sub(r"<(?:\w+:)?(\w+)>", lambda m: ids[m.group(1)], route))
-
-    walk(get_resolver().url_patterns, "")
-    return sorted(set(urls))
 
 
 def page_kind(path: str) -> tuple[str, bool]:
@@ -204,7 +188,7 @@ def site(demo_version, owner, other_user, staff, make_submission, make_team, gol
         "token": "set-password",
     }
     seeds = [
-        *filled_patterns(ids),
+        *site_paths(ids),
         *(probe.get_absolute_url() for probe in probes),
         f"/staff/questions/{question.pk}/exclusion/",
         f"/staff/questions/{question.pk}/errata/",

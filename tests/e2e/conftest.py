@@ -9,10 +9,15 @@ from __future__ import annotations
 import email
 import re
 from collections.abc import Callable
+from datetime import date, timedelta
 from pathlib import Path
 
 import pytest
+from django.utils import timezone
 
+from leaderboard.models import Baseline
+from leaderboard.services import leaderboard_changed
+from tests.leaderboard.scored import scored_fields
 from tests.processes import (
     ROOT,
     portal_cache_clear,
@@ -112,3 +117,39 @@ def screenshot():
         return path
 
     return take
+
+
+@pytest.fixture
+def ranked(live_portal, make_submission, make_team, demo_version):
+    """A leaderboard as wide as a real one: teams, long model names, every column group, a baseline."""
+    now = timezone.now()
+    team = make_team("Università di Torino, gruppo NLP")
+    systems = [
+        ("Qwen2.5-Coder-32B-Instruct con schema linking", "32B", 21, 19),
+        ("Llama-3.1-70B-Instruct few-shot", "70B", 18, 16),
+        ("Mistral-7B fine-tuned on Termite-like data", "7B", 12, 10),
+    ]
+    submissions = [
+        make_submission(
+            model_name=name,
+            team=team,
+            model_size=size,
+            weights="open",
+            approach="prompting",
+            spider_dev_ea=80.0,
+            training_cutoff="2024-06-30",
+            shots=3,
+            created_at=now - timedelta(days=10 - i),
+            **scored_fields(correct, ts=ts),
+        )
+        for i, (name, size, correct, ts) in enumerate(systems)
+    ]
+    Baseline.objects.create(
+        version=demo_version,
+        model_name="DIN-SQL (GPT-4)",
+        per_database={"biblioteca": 0.5, "ciclismo": 0.4},
+        source="Un articolo, 2024.",
+        date=date(2024, 5, 1),
+    )
+    leaderboard_changed(version=demo_version)
+    return live_portal, submissions

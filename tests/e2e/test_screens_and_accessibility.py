@@ -1,20 +1,18 @@
 """In a real browser, issue 18: the leaderboard is readable at 1280 px and on a phone, and axe-core finds no
-serious accessibility violation on the pages a participant sees.
+serious accessibility violation on the pages a participant sees (the leaderboard they use, `ranked`, is in
+tests/e2e/conftest.py; every page of the site map on a phone: tests/e2e/test_newcomer_path.py).
 
 Screenshots of the leaderboard at both widths go to var/screenshots/ (a CI artefact)."""
 
 from __future__ import annotations
 
-from datetime import date, timedelta
 from pathlib import Path
 
 import pytest
 from axe_playwright_python.sync_playwright import Axe
-from django.utils import timezone
 
-from leaderboard.models import Baseline, Submission
-from tests.browser import chart_drawn
-from tests.factories import run_make
+from leaderboard.models import Submission
+from tests.browser import chart_drawn, log_in
 from tests.leaderboard.scored import scored_fields
 from tests.processes import wait_for
 
@@ -24,44 +22,6 @@ DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
 # axe-core's impact levels are minor, moderate, serious and critical.
 BLOCKING = {"serious", "critical"}
-
-
-@pytest.fixture
-def ranked(live_portal, make_submission, make_team, demo_version):
-    """A leaderboard as wide as a real one: teams, long model names, every column group, a baseline."""
-    from leaderboard.services import leaderboard_changed
-
-    now = timezone.now()
-    team = make_team("Università di Torino, gruppo NLP")
-    systems = [
-        ("Qwen2.5-Coder-32B-Instruct con schema linking", "32B", 21, 19),
-        ("Llama-3.1-70B-Instruct few-shot", "70B", 18, 16),
-        ("Mistral-7B fine-tuned on Termite-like data", "7B", 12, 10),
-    ]
-    submissions = [
-        make_submission(
-            model_name=name,
-            team=team,
-            model_size=size,
-            weights="open",
-            approach="prompting",
-            spider_dev_ea=80.0,
-            training_cutoff="2024-06-30",
-            shots=3,
-            created_at=now - timedelta(days=10 - i),
-            **scored_fields(correct, ts=ts),
-        )
-        for i, (name, size, correct, ts) in enumerate(systems)
-    ]
-    Baseline.objects.create(
-        version=demo_version,
-        model_name="DIN-SQL (GPT-4)",
-        per_database={"biblioteca": 0.5, "ciclismo": 0.4},
-        source="Un articolo, 2024.",
-        date=date(2024, 5, 1),
-    )
-    leaderboard_changed(version=demo_version)
-    return live_portal, submissions
 
 
 def new_page(browser, viewport, **options):
@@ -197,14 +157,6 @@ def test_the_charts_have_their_numbers_as_a_table(ranked, browser):
     assert page.locator("figure:has(#progress-chart) table tbody tr").count() >= 1
 
 
-def log_in(page, portal: str, username: str, password: str) -> None:
-    page.goto(f"{portal}/accounts/login/")
-    page.fill("#id_username", username)
-    page.fill("#id_password", password)
-    page.click("form.card button:has-text('Log in')")
-    page.wait_for_url("**/accounts/profile/")
-
-
 def serious_violations(page) -> list[str]:
     results = Axe().run(page)
     return [
@@ -236,50 +188,6 @@ def test_axe_finds_no_serious_violation_on_the_participants_pages(ranked, browse
     page.goto(f"{portal}/submissions/new/")
     found["upload"] = serious_violations(page)
     assert found == {name: [] for name in found}
-    assert not errors, errors
-
-
-def test_at_390_px_no_page_of_a_participant_or_of_staff_scrolls_sideways(
-    ranked, browser, owner, staff, password
-):
-    """Long hashes, URLs, schemas and tables wrap or scroll in their own box; the page itself never does."""
-    portal, submissions = ranked
-    version = submissions[0].version
-    run = run_make(
-        user=owner,
-        version=version,
-        transcript_sha256="ab" * 32,
-        endpoint_url=f"https://{'inference' * 12}.example.org/v1/chat/completions",
-    )
-    pages = [
-        "/leaderboard/",
-        f"/submissions/{submissions[0].pk}/",
-        "/submissions/",
-        f"/teams/{submissions[0].team.slug}/",
-        version.get_absolute_url(),
-        version.databases.get(slug="biblioteca").get_absolute_url(),
-        f"/runs/{run.pk}/",
-        "/errata/new/",
-        "/accounts/profile/",
-    ]
-    page, errors = new_page(browser, PHONE)
-    log_in(page, portal, owner.username, password)
-    too_wide = {}
-    for path in pages:
-        response = page.goto(f"{portal}{path}")
-        assert response is not None and response.ok, path
-        width = page.evaluate("document.documentElement.scrollWidth")
-        if width > PHONE["width"]:
-            too_wide[path] = width
-    staff_page, _ = new_page(browser, PHONE)
-    log_in(staff_page, portal, staff.username, password)
-    for path in (f"/staff/versions/{version.label}/", f"/staff/versions/{version.label}/rescore/"):
-        response = staff_page.goto(f"{portal}{path}")
-        assert response is not None and response.ok, path
-        width = staff_page.evaluate("document.documentElement.scrollWidth")
-        if width > PHONE["width"]:
-            too_wide[path] = width
-    assert too_wide == {}
     assert not errors, errors
 
 

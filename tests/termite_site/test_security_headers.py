@@ -1,5 +1,5 @@
 """The Content-Security-Policy and the Permissions-Policy: on every answer of the site (every URL pattern,
-filled as tests/test_crawl.py fills them, with rows from the factories), to a visitor and to staff; and the
+the site map of tests/site_map.py, with rows from the factories), to a visitor and to staff; and the
 one exception, django-rq's dashboard. The browser's side (no violation on any page, the scripts still working) is in
 tests/e2e/test_content_security_policy.py."""
 
@@ -14,7 +14,7 @@ from django.test import Client
 
 from tests.factories import run_make
 from tests.leaderboard.scored import scored_fields
-from tests.test_crawl import filled_patterns
+from tests.site_map import site_paths
 
 pytestmark = pytest.mark.django_db
 
@@ -52,7 +52,7 @@ def seeds(demo_version, owner, make_submission, make_team) -> list[str]:
     ids = {"label": demo_version.label, "slug": "biblioteca", "pk": str(submission.pk), "uidb64": "MQ"}
     ids |= {"token_id": "1", "token": "set-password"}
     return [
-        *filled_patterns(ids),
+        *site_paths(ids),
         f"/runs/{run.pk}/",
         f"/teams/{team.slug}/",
         f"/accounts/teams/{team.slug}/",
