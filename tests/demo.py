@@ -25,6 +25,28 @@ PUBLIC_CARD = {
 }
 
 
+# One prediction of each kind of difference the practice page explains, on the demo's own questions.
+PRACTICE_FILE = {
+    "biblioteca-002": "SELECT COUNT(*) FROM libri",  # one value, not the gold's
+    "biblioteca-003": "SELEC cognome FROM soci",  # refused before it runs
+    "biblioteca-004": "SELECT titolo, id FROM libri WHERE titolo LIKE '%notte%'",  # a column too many
+    # the gold's three rows, cheapest first where the gold's ORDER BY puts the dearest first
+    "biblioteca-007": "SELECT * FROM (SELECT titolo, prezzo FROM libri ORDER BY 2 DESC LIMIT 3) AS t ORDER BY prezzo",
+    "biblioteca-008": "SELECT cognome FROM autori",  # every author, not only the poets
+}
+EXPECTED_DIFFERENCES = {
+    "biblioteca-002": "values",
+    "biblioteca-004": "columns",
+    "biblioteca-007": "order",
+    "biblioteca-008": "row_count",
+}
+
+
+def practice_file(gold: dict[str, str]) -> dict[str, str]:
+    """One right answer, then one prediction of each kind the practice page explains; the rest left out."""
+    return {"biblioteca-001": gold["biblioteca-001"], **PRACTICE_FILE}
+
+
 def predictions_jsonl(predictions: dict[str, str]) -> bytes:
     return "\n".join(json.dumps({"question_id": q, "sql": s}) for q, s in predictions.items()).encode()
 
@@ -44,4 +66,12 @@ def database_lost(database: Database) -> Iterator[None]:
         StoredDatabase.objects.create(sha256=stored.sha256, content=stored.content, size=stored.size)
 
 
-__all__ = ["PUBLIC_CARD", "database_lost", "demo_gold", "predictions_jsonl"]
+__all__ = [
+    "EXPECTED_DIFFERENCES",
+    "PRACTICE_FILE",
+    "PUBLIC_CARD",
+    "database_lost",
+    "demo_gold",
+    "practice_file",
+    "predictions_jsonl",
+]

@@ -22,7 +22,7 @@ from evaluation.errata import erratum_report
 from leaderboard.models import RunExchange, Submission
 from termite_site.accounts.models import User
 from tests.browser import chart_drawn, log_in
-from tests.demo import PUBLIC_CARD, demo_gold, predictions_jsonl
+from tests.demo import EXPECTED_DIFFERENCES, PUBLIC_CARD, demo_gold, practice_file, predictions_jsonl
 from tests.factories import run_make
 from tests.site_map import SiteRoute, site_routes
 
@@ -355,3 +355,39 @@ def test_a_newcomers_path_and_the_whole_site_map_fit_a_phone_and_a_first_leaderb
     assert any("plotly-basic" in url for url in sizes), sorted(sizes)
     assert total <= FIRST_VISIT_BYTES, f"a first visit to /leaderboard/ transfers {total} bytes: {sizes}"
     assert errors == []
+
+
+def test_on_the_practice_demo_a_newcomer_sees_each_question_in_full_and_every_page_fits_a_phone(
+    live_portal, practice_demo, browser, owner, password, tmp_path
+):
+    """The demo a new portal loads is a practice version: its database pages show the gold, and an upload
+    comes back, as soon as it is scored, with each question in full (the query as it ran, both results' first
+    rows, why they differ), all of it within a phone's width."""
+    widths, errors = Widths(), []
+    page = new_page(browser, PHONE, errors)
+    log_in(page, live_portal, owner.username, password)
+    page.goto(f"{live_portal}{practice_demo.databases.get(slug='biblioteca').get_absolute_url()}")
+    assert (
+        page.locator("code.sql.gold").count()
+        == practice_demo.questions.filter(database__slug="biblioteca").count()
+    )
+    widths.check(page)
+
+    predictions = tmp_path / "practice.jsonl"
+    predictions.write_bytes(predictions_jsonl(practice_file(demo_gold())))
+    page.goto(f"{live_portal}/submissions/new/")
+    page.set_input_files("#id_predictions", str(predictions))
+    page.fill("#id_model_name", "Prova sulla demo")
+    page.click("button:has-text('Upload and score')")
+    page.wait_for_url("**/submissions/*/")
+    page.wait_for_selector("#practice-questions", timeout=60_000)
+    widths.check(page)
+    for question_id in EXPECTED_DIFFERENCES:
+        details = page.locator(f"#q-{question_id}")
+        assert details.get_attribute("open") is not None  # a wrong answer comes unfolded
+        expect(details.locator("pre.sql-run")).to_be_visible()
+        expect(details.locator("table.rows.gold")).to_be_visible()
+    page.click("#q-biblioteca-001 summary")  # the right one comes folded: open it too
+    expect(page.locator("#q-biblioteca-001 table.rows.mine")).to_be_visible()
+    widths.check(page)
+    assert widths.too_wide == [] and errors == []

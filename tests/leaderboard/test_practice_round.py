@@ -19,26 +19,10 @@ from leaderboard.feedback import difference_label
 from leaderboard.models import Submission
 from leaderboard.services import Upload, submission_create, submission_score
 from termite_site.accounts.services import api_token_create
-from tests.demo import predictions_jsonl
+from tests.demo import EXPECTED_DIFFERENCES, practice_file, predictions_jsonl
 from tests.evaluation.gold_leaks import assert_no_gold, gold_texts
 
 pytestmark = pytest.mark.django_db
-
-# One prediction of each kind of difference the practice page explains, on the demo's own questions.
-PRACTICE_FILE = {
-    "biblioteca-002": "SELECT COUNT(*) FROM libri",  # one value, not the gold's
-    "biblioteca-003": "SELEC cognome FROM soci",  # refused before it runs
-    "biblioteca-004": "SELECT titolo, id FROM libri WHERE titolo LIKE '%notte%'",  # a column too many
-    # the gold's three rows, cheapest first where the gold's ORDER BY puts the dearest first
-    "biblioteca-007": "SELECT * FROM (SELECT titolo, prezzo FROM libri ORDER BY 2 DESC LIMIT 3) AS t ORDER BY prezzo",
-    "biblioteca-008": "SELECT cognome FROM autori",  # every author, not only the poets
-}
-EXPECTED_DIFFERENCES = {
-    "biblioteca-002": "values",
-    "biblioteca-004": "columns",
-    "biblioteca-007": "order",
-    "biblioteca-008": "row_count",
-}
 
 
 def scored_upload(*, user, version, predictions: dict[str, str], public: bool = False) -> Submission:
@@ -53,10 +37,6 @@ def scored_upload(*, user, version, predictions: dict[str, str], public: bool = 
     submission_score(submission_id=submission.pk)
     submission.refresh_from_db()
     return submission
-
-
-def practice_file(gold: dict[str, str]) -> dict[str, str]:
-    return {"biblioteca-001": gold["biblioteca-001"], **PRACTICE_FILE}
 
 
 def api_answer(client, user, submission: Submission) -> dict:
