@@ -7,6 +7,7 @@ service), it calls the service itself.
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Any
 
 from django.utils import timezone
@@ -14,7 +15,7 @@ from django.utils import timezone
 from evaluation.gold import encrypt_gold
 from evaluation.models import BenchmarkVersion, Database, Question
 from evaluation.scoring.score import SCORER_VERSION
-from leaderboard.models import ProtocolRun, Submission
+from leaderboard.models import Baseline, ProtocolRun, Submission
 from termite_site.accounts.models import Team, TeamMembership, User
 from termite_site.accounts.services import team_create
 
@@ -91,3 +92,15 @@ def run_make(*, user: User, version: BenchmarkVersion, **fields: Any) -> Protoco
         **fields,
     }
     return ProtocolRun.objects.create(**values)
+
+
+def baseline_make(*, version: BenchmarkVersion, **fields: Any) -> Baseline:
+    """A baseline reported in a made-up paper, straight in the table: EA per database as given, else a half
+    on biblioteca and a quarter on ciclismo."""
+    defaults: dict[str, Any] = {
+        "model_name": "Riferimento",
+        "per_database": {"biblioteca": 0.5, "ciclismo": 0.25},
+        "source": "Un articolo, 2024.",
+        "date": date(2024, 5, 1),
+    }
+    return Baseline.objects.create(version=version, **{**defaults, **fields})

@@ -9,14 +9,14 @@ from __future__ import annotations
 import email
 import re
 from collections.abc import Callable
-from datetime import date, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from django.utils import timezone
 
-from leaderboard.models import Baseline
 from leaderboard.services import leaderboard_changed
+from tests.factories import baseline_make
 from tests.leaderboard.scored import scored_fields
 from tests.processes import (
     ROOT,
@@ -144,12 +144,8 @@ def ranked(live_portal, make_submission, make_team, demo_version):
         )
         for i, (name, size, correct, ts) in enumerate(systems)
     ]
-    Baseline.objects.create(
-        version=demo_version,
-        model_name="DIN-SQL (GPT-4)",
-        per_database={"biblioteca": 0.5, "ciclismo": 0.4},
-        source="Un articolo, 2024.",
-        date=date(2024, 5, 1),
+    baseline_make(
+        version=demo_version, model_name="DIN-SQL (GPT-4)", per_database={"biblioteca": 0.5, "ciclismo": 0.4}
     )
     leaderboard_changed(version=demo_version)
     return live_portal, submissions

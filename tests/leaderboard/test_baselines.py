@@ -20,7 +20,7 @@ from leaderboard.baselines import (
     paper_baseline_read,
 )
 from leaderboard.models import Baseline
-from tests.factories import version_make
+from tests.factories import baseline_make, version_make
 from tests.leaderboard.scored import scored_fields
 from tests.services import TERMITE_QUESTIONS_PER_DATABASE
 
@@ -216,12 +216,8 @@ def test_the_admin_takes_a_baseline_with_only_an_overall_ea(admin_client, client
 def test_editing_or_deleting_a_baseline_in_the_admin_updates_the_leaderboard(
     admin_client, client, demo_version
 ):
-    baseline = Baseline.objects.create(
-        version=demo_version,
-        model_name="Vecchio nome",
-        per_database={"biblioteca": 0.5},
-        source="Un articolo, 2024.",
-        date=date(2024, 5, 1),
+    baseline = baseline_make(
+        version=demo_version, model_name="Vecchio nome", per_database={"biblioteca": 0.5}
     )
     url = reverse("api:leaderboard")
     assert "Vecchio nome" in client.get(url).content.decode()

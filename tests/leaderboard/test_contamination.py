@@ -18,9 +18,10 @@ from django.urls import reverse
 
 from evaluation.models import Question
 from leaderboard.contamination import AfterCutoff, ea_after_cutoff
-from leaderboard.models import Baseline, Submission
+from leaderboard.models import Submission
 from leaderboard.ranking import build_leaderboard, leaderboard_rows, sort_rows
 from leaderboard.services import leaderboard_changed
+from tests.factories import baseline_make
 from tests.leaderboard.scored import QUESTION_IDS, outcome_lines, scored_fields
 
 pytestmark = pytest.mark.django_db
@@ -142,14 +143,7 @@ def test_every_cell_of_the_column_lines_up_with_its_header(client, make_submissi
 
 
 def test_a_baseline_never_has_it_and_never_shows_the_column(client, make_submission, demo_version):
-    Baseline.objects.create(
-        version=demo_version,
-        model_name="Riferimento",
-        per_database={"biblioteca": 0.5, "ciclismo": 0.25},
-        training_cutoff="2021-09-30",
-        source="Un articolo.",
-        date=date(2024, 5, 1),
-    )
+    baseline_make(version=demo_version, training_cutoff="2021-09-30", source="Un articolo.")
     with_outcomes(make_submission, cutoff="")
     board = build_leaderboard(version=demo_version)
     baseline = next(row for row in board.rows if row.baseline)

@@ -13,10 +13,9 @@ from django.utils import timezone
 
 from evaluation.scoring.score import SCORER_VERSION
 from evaluation.services import version_create_draft
-from leaderboard.models import Baseline
 from leaderboard.services import submission_score, submission_verify
 from tests.evaluation.gold_leaks import assert_no_gold, gold_texts
-from tests.factories import version_make
+from tests.factories import baseline_make, version_make
 from tests.leaderboard.scored import scored_fields
 
 pytestmark = pytest.mark.django_db
@@ -138,14 +137,11 @@ def ranked(make_submission, make_team, other_user, demo_version):
     make_submission(model_name="Nascostissimo", is_hidden=True, **scored_fields(23))
     make_submission(model_name="Ritiratissimo", withdrawn_at=now, **scored_fields(23))
     make_submission(model_name="Incodatissimo", is_public=True)
-    Baseline.objects.create(
+    baseline_make(
         version=demo_version,
-        model_name="Riferimento",
         team="Rossi et al.",
         weights="closed",
         per_database={"biblioteca": 0.75, "ciclismo": 0.5},
-        source="Un articolo, 2024.",
-        date=date(2024, 5, 1),
     )
     return {"alfa": alfa, "beta": beta, "gamma": gamma}
 

@@ -19,9 +19,9 @@ from typing_extensions import TypedDict
 from evaluation.scoring.scores_json import Schema, ScoresJSON, VisibleScoresJSON
 from leaderboard.api_common import named_as_contracts
 from leaderboard.exports import LeaderboardJSON, LeaderboardRowJSON
-from leaderboard.models import Baseline
 from leaderboard.services import submission_score
 from termite_site.accounts.services import api_token_create
+from tests.factories import baseline_make
 from tests.leaderboard.scored import scored_fields
 
 
@@ -174,13 +174,7 @@ def test_ts_ea_of_a_row_is_a_fraction_or_null(document):
 def test_the_leaderboard_the_api_returns_matches_its_schema(client, document, make_submission, demo_version):
     make_submission(model_name="Alfa", **scored_fields(20, strict=19, ts=17))
     make_submission(model_name="Beta", **scored_fields(12))  # no TS-EA: scored before it existed
-    Baseline.objects.create(
-        version=demo_version,
-        model_name="Dall'articolo",
-        per_database={"biblioteca": 0.5},
-        source="Un articolo, 2024.",
-        date=date(2024, 5, 1),
-    )
+    baseline_make(version=demo_version, model_name="Dall'articolo", per_database={"biblioteca": 0.5})
     answer = client.get(reverse("api:leaderboard")).json()
     assert [row["baseline"] for row in answer["rows"]] == [False, False, True]
     assert violations(answer, component(document, "Leaderboard"), document) == []

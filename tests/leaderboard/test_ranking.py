@@ -8,7 +8,6 @@ import pytest
 from django.utils import timezone
 
 from evaluation.scoring.score import SCORER_VERSION
-from leaderboard.models import Baseline
 from leaderboard.ranking import (
     Row,
     baseline_overall,
@@ -19,6 +18,7 @@ from leaderboard.ranking import (
     sort_rows,
 )
 from leaderboard.services import submission_score
+from tests.factories import baseline_make
 from tests.leaderboard.scored import scored_fields
 
 pytestmark = pytest.mark.django_db
@@ -160,13 +160,7 @@ def test_a_row_scored_by_the_real_scorer_reads_the_same(make_submission, gold):
 def test_a_row_carries_ts_ea_and_its_interval_and_none_where_they_are_unknown(make_submission, demo_version):
     current = make_submission(model_name="Nuovo", **scored_fields(20, ts=16))
     make_submission(model_name="Vecchio", **scored_fields(15))
-    Baseline.objects.create(
-        version=demo_version,
-        model_name="Riferimento",
-        per_database={"biblioteca": 0.5},
-        source="Un articolo, 2024.",
-        date=date(2024, 5, 1),
-    )
+    baseline_make(version=demo_version, per_database={"biblioteca": 0.5})
     rows = {r.model_name: r for r in build_leaderboard(version=demo_version).rows}
     assert rows["Nuovo"].ts_ea == pytest.approx(16 / 23)
     assert rows["Nuovo"].ts_ea_ci95 == tuple(current.scores["overall"]["ts_ea_ci95"])
@@ -186,13 +180,7 @@ def test_a_group_without_scored_questions_has_no_ea(make_submission):
 def test_a_baseline_sits_unranked_below_the_rows_with_at_least_its_ea(make_submission, demo_version):
     above = make_submission(model_name="Sopra", **scored_fields(15))
     below = make_submission(model_name="Sotto", **scored_fields(5))
-    Baseline.objects.create(
-        version=demo_version,
-        model_name="Riferimento",
-        per_database={"biblioteca": 0.5, "ciclismo": 0.25},
-        source="Un articolo, 2024.",
-        date=date(2024, 5, 1),
-    )
+    baseline_make(version=demo_version)
     rows = build_leaderboard(version=demo_version).rows
     assert [(r.model_name, r.rank, r.baseline) for r in rows] == [
         ("Sopra", 1, False),
@@ -209,14 +197,7 @@ def test_a_baseline_sits_unranked_below_the_rows_with_at_least_its_ea(make_submi
 
 
 def test_a_baseline_with_an_overall_ea_keeps_it(demo_version):
-    Baseline.objects.create(
-        version=demo_version,
-        model_name="Riferimento",
-        per_database={"biblioteca": 0.5},
-        ea=0.42,
-        source="Un articolo, 2024.",
-        date=date(2024, 5, 1),
-    )
+    baseline_make(version=demo_version, per_database={"biblioteca": 0.5}, ea=0.42)
     (only,) = build_leaderboard(version=demo_version).rows
     assert only.ea == 0.42 and only.per_database == {"biblioteca": 0.5, "ciclismo": None}
 

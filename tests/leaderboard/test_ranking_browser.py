@@ -4,14 +4,14 @@ view. Skipped where Chromium is missing."""
 
 from __future__ import annotations
 
-from datetime import date, timedelta
+from datetime import timedelta
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from django.utils import timezone
 
-from leaderboard.models import Baseline
 from tests.browser import chart_drawn
+from tests.factories import baseline_make
 from tests.leaderboard.page_rows import row_names
 from tests.leaderboard.scored import scored_fields
 
@@ -40,13 +40,7 @@ def page(browser, live_server, transactional_db, make_submission, make_team, dem
             created_at=now - timedelta(days=10 - days * 3),
             **scored_fields(correct, ts=ts),
         )
-    Baseline.objects.create(
-        version=demo_version,
-        model_name="Riferimento",
-        per_database={"biblioteca": 0.5, "ciclismo": 0.4},
-        source="Un articolo, 2024.",
-        date=date(2024, 5, 1),
-    )
+    baseline_make(version=demo_version, per_database={"biblioteca": 0.5, "ciclismo": 0.4})
     page = browser.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))

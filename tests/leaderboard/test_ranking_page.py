@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html
 import re
-from datetime import date, timedelta
+from datetime import timedelta
 
 import pytest
 from django.urls import reverse
@@ -12,10 +12,9 @@ from django.utils import timezone
 
 from evaluation.scoring.score import SCORER_VERSION
 from evaluation.services import version_create_draft
-from leaderboard.models import Baseline
 from leaderboard.services import submission_score, submission_verify
 from tests.evaluation.gold_leaks import assert_no_gold, gold_texts
-from tests.factories import version_make
+from tests.factories import baseline_make, version_make
 from tests.leaderboard.page_rows import row_names, row_ranks
 from tests.leaderboard.scored import bulk_scored, scored_fields
 
@@ -64,15 +63,11 @@ def board(make_submission, make_team, other_user, demo_version):
     make_submission(model_name="Ritiratissimo", withdrawn_at=now, **scored_fields(23))
     make_submission(model_name="Incodatissimo", is_public=True)
     make_submission(model_name="Fallitissimo", is_public=True, status="failed")
-    Baseline.objects.create(
+    baseline_make(
         version=demo_version,
-        model_name="Riferimento",
-        per_database={"biblioteca": 0.5, "ciclismo": 0.25},
         weights="closed",
         note="temperatura 1",
-        source="Un articolo, 2024.",
         source_url="https://example.org/articolo",
-        date=date(2024, 5, 1),
     )
     return rows
 
@@ -196,13 +191,7 @@ def test_rows_without_ts_ea_sort_last_in_both_orders(client, make_submission, de
     make_submission(model_name="Alto", **scored_fields(20, ts=12))
     make_submission(model_name="Vecchio", **scored_fields(18))
     make_submission(model_name="Basso", **scored_fields(10, ts=10))
-    Baseline.objects.create(
-        version=demo_version,
-        model_name="Riferimento",
-        per_database={"biblioteca": 0.5},
-        source="Un articolo, 2024.",
-        date=date(2024, 5, 1),
-    )
+    baseline_make(version=demo_version, per_database={"biblioteca": 0.5})
     assert names(client.get(URL, {"sort": "ts_ea", "order": "desc"})) == [
         "Alto",
         "Basso",
@@ -427,9 +416,7 @@ def test_a_baseline_with_only_an_overall_ea_shows_a_dash_per_database_and_draws_
     now = timezone.now()
     make_submission(model_name="Primo", created_at=now - timedelta(days=2), **scored_fields(10))
     make_submission(model_name="Secondo", created_at=now, **scored_fields(16))
-    Baseline.objects.create(
-        version=demo_version, model_name="Altrove", ea=0.5, source="Un articolo.", date=date(2024, 5, 1)
-    )
+    baseline_make(version=demo_version, model_name="Altrove", per_database={}, ea=0.5)
     response = client.get(URL)
     (row,) = [html for html in response.content.decode().split("<tr") if ">Altrove<" in html]
     assert row.count('data-group="databases" data-sort="">—</td>') == 2 and "<strong>50.0</strong>" in row

@@ -17,7 +17,7 @@ import ast
 import gettext
 import re
 from dataclasses import dataclass, field
-from datetime import date, timedelta
+from datetime import timedelta
 from html import unescape
 from pathlib import Path
 
@@ -26,6 +26,8 @@ from django.conf import settings
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import trim_whitespace
+
+from tests.factories import baseline_make
 
 pytestmark = pytest.mark.django_db
 
@@ -175,20 +177,13 @@ def _assert_phrases(text: str, italian: list[str], english: list[str]) -> None:
 def ranked(make_submission, demo_version):
     """A public scored submission with open weights, an earlier one (so that the best EA has a line over
     time) and a baseline, so that every kind of row shows."""
-    from leaderboard.models import Baseline
     from tests.leaderboard.scored import scored_fields
 
     make_submission(
         model_name="Alfa", weights="open", model_size="7B", spider_dev_ea=80.0, **scored_fields(20)
     )
     make_submission(model_name="Primo", created_at=timezone.now() - timedelta(days=3), **scored_fields(10))
-    Baseline.objects.create(
-        version=demo_version,
-        model_name="Riferimento",
-        per_database={"biblioteca": 0.5, "ciclismo": 0.25},
-        source="Un articolo, 2024.",
-        date=date(2024, 5, 1),
-    )
+    baseline_make(version=demo_version)
 
 
 LEADERBOARD_IT = [
