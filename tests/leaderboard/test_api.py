@@ -238,12 +238,13 @@ def test_the_openapi_description_lists_every_endpoint_and_status(client):
 
 
 # Run in the embedded portal by `manage.py shell`: the demo benchmark, a participant, and their API token.
+# The demo as a sealed version: a practice version has no quota to keep.
 EMBEDDED_SETUP = """
 from evaluation.services import demo_benchmark_load
 from termite_site.accounts.models import User
 from termite_site.accounts.services import api_token_create
 
-demo_benchmark_load()
+demo_benchmark_load(kind="sealed")
 print(api_token_create(user=User.objects.create_user("ada", "ada@example.org", "x"), name="t")[1])
 """
 
