@@ -418,7 +418,7 @@ def compare(request: HttpRequest, pair: Query[CompareFields]) -> HttpResponse:
     if scored is None:
         raise Http404(f"No scored submissions {ids[0]} and {ids[1]} visible to you.")
     with translation.override("en"):  # the API speaks English, whatever the browser asks for
-        paired = feedback.paired_comparison(*scored, request.user)
+        paired = feedback.paired_comparison(*scored, request.user, rule=ranking.rank_rule_for(*scored))
     if paired.shown is None:
         refusal = cast(feedback.Refusal, paired.refusal)  # never None when there is no test
         raise common.ApiError(_REFUSAL_STATUS[refusal], refusal, paired.note)

@@ -15,6 +15,7 @@ from typing import Annotated
 from typing_extensions import TypedDict
 
 from evaluation.scoring.scores_json import Fraction, Schema
+from evaluation.scoring.significance import RANK_RULE
 from leaderboard.model_card import HOW_IT_RAN, Approach, InstructionLanguage, Sampling, SchemaFormat, Weights
 from leaderboard.ranking import Leaderboard, Row
 
@@ -25,7 +26,15 @@ class LeaderboardRowJSON(TypedDict):
     rank: Annotated[
         int | None,
         Schema(
-            description="Shared by rows whose EA lies within each other's 95% CI (1, 1, 3); null for baselines"
+            description="1 + the number of rows significantly better (`rank_rule`); null for baselines and for"
+            " scores stored without a verdict per question, until they are rescored"
+        ),
+    ]
+    significantly_better: Annotated[
+        list[int],
+        Schema(
+            description="The submission ids of the rows significantly better than this one, by the rank rule:"
+            " what the rank counts"
         ),
     ]
     submission_id: Annotated[int | None, Schema(description="null for baselines")]
@@ -162,6 +171,18 @@ class LeaderboardJSON(TypedDict):
     version: str
     databases: list[str]
     hardness_levels: list[str]
+    rank_rule: Annotated[
+        str,
+        Schema(
+            description="How ranks are given: a row's rank is 1 + the number of rows shown better than it by"
+            " McNemar's exact test on the questions scored for both, Holm-corrected over every pair of ranked"
+            " rows at 5%"
+        ),
+    ]
+    comparisons: Annotated[int, Schema(description="The pairs of ranked rows compared: Holm's m")]
+    rank_threshold: Annotated[
+        float, Schema(description="Holm's threshold: a pair whose McNemar p-value is below it is significant")
+    ]
     rows: list[LeaderboardRowJSON]
 
 
@@ -170,6 +191,9 @@ def json_document(board: Leaderboard) -> LeaderboardJSON:
         "version": board.version,
         "databases": board.databases,
         "hardness_levels": list(board.hardness_levels),
+        "rank_rule": RANK_RULE,
+        "comparisons": board.comparisons,
+        "rank_threshold": board.rank_threshold,
         "rows": [json_row(row) for row in board.rows],
     }
 
@@ -177,6 +201,7 @@ def json_document(board: Leaderboard) -> LeaderboardJSON:
 def json_row(row: Row) -> LeaderboardRowJSON:
     return {
         "rank": row.rank,
+        "significantly_better": list(row.significantly_better),
         "submission_id": row.submission_id,
         "model_name": row.model_name,
         "team": row.team,
@@ -261,6 +286,7 @@ def csv_header(board: Leaderboard) -> list[str]:
         "portal_protocol",
         "portal_endpoint_host",
         "portal_run_at",
+        "significantly_better",
     ]
 
 
@@ -310,6 +336,7 @@ def csv_text(board: Leaderboard) -> str:
                 row.portal_protocol,
                 row.portal_endpoint_host,
                 row.portal_run_at.isoformat() if row.portal_run_at else "",
+                " ".join(str(pk) for pk in row.significantly_better),
             ]
         )
     return out.getvalue()

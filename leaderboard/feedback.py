@@ -40,7 +40,13 @@ from django.utils.translation import gettext as _
 from typing_extensions import TypedDict
 
 from evaluation.scoring.scores_json import OverallJSON, Schema, ScoresJSON, VisibleScoresJSON
-from evaluation.scoring.significance import PairedTestJSON, Pairs, paired_test
+from evaluation.scoring.significance import (
+    RANK_RULE,
+    SIGNIFICANCE_LEVEL,
+    PairedTestJSON,
+    Pairs,
+    paired_test,
+)
 from evaluation.scoring.vocabulary import DECIDED_BY_THE_FILE, EXCLUDED
 from evaluation.selectors import practice_gold
 from leaderboard.models import ProtocolRun, Submission
@@ -276,6 +282,34 @@ class ComparisonJSON(PairedTestJSON):
     a: Annotated[int, Schema(description="Submission A's id")]
     b: Annotated[int, Schema(description="Submission B's id")]
     version: Annotated[str, Schema(description="The benchmark version both were scored on")]
+    significant: Annotated[
+        bool,
+        Schema(
+            description="The leaderboard's rank rule: for two ranked rows, mcnemar_p below Holm's threshold over"
+            " the leaderboard's pairs (the ranks say the same); for any other pair, mcnemar_p below 0.05"
+        ),
+    ]
+    significantly_better: Annotated[
+        Literal["a", "b"] | None, Schema(description="Which one is shown to be better; null when neither")
+    ]
+    comparisons: Annotated[
+        int,
+        Schema(
+            description="The pairs of ranked rows Holm's correction counts; 0 when the two are not both ranked"
+            " rows of the leaderboard (no correction)"
+        ),
+    ]
+    threshold: Annotated[float, Schema(description="The p-value below which the difference is significant")]
+    rule: Annotated[str, Schema(description="The rule's name, as the exports and citations give it")]
+
+
+@dataclass(frozen=True)
+class RankRule:
+    """The leaderboard's rank rule as it judges a pair of its ranked rows (`ranking.rank_rule_for`): Holm's
+    threshold over the pairs it compared."""
+
+    threshold: float
+    comparisons: int
 
 
 # Why a pair gets no paired test.
@@ -285,7 +319,7 @@ Refusal = Literal["different_versions", "not_public", "not_computable"]
 @dataclass(frozen=True)
 class PairedComparison:
     shown: ComparisonJSON | None  # None when there is no test; `refusal` and `note` say why
-    significant: bool  # McNemar's p-value below 5%
+    significant: bool  # by the rank rule (`ComparisonJSON.significant`)
     refusal: Refusal | None
     note: str
 
@@ -294,7 +328,9 @@ class PairedComparison:
 _VERDICT_FIELDS = frozenset({"question_id", "outcome", "ea"})
 
 
-def paired_comparison(first: Submission, second: Submission, viewer: Any) -> PairedComparison:
+def paired_comparison(
+    first: Submission, second: Submission, viewer: Any, *, rule: RankRule | None = None
+) -> PairedComparison:
     """The paired test of two submissions the viewer may open, whose scores are released to them (the
     compare page's rule: `Submission.objects.visible_to` and `feedback_for(...).shown`).
 
@@ -331,11 +367,25 @@ def paired_comparison(first: Submission, second: Submission, viewer: Any) -> Pai
             ),
         )
     test = paired_test(Pairs.of((verdicts_a[qid], verdicts_b[qid]) for qid in common))
+    # Two ranked rows are judged as the leaderboard ranks them; any other pair on its own.
+    threshold, comparisons = (rule.threshold, rule.comparisons) if rule else (SIGNIFICANCE_LEVEL, 0)
+    significant = test.mcnemar_p < threshold
+    better = "a" if test.pairs.only_a > test.pairs.only_b else "b"
     shown = cast(
         ComparisonJSON,
-        {"a": first.pk, "b": second.pk, "version": first.version.label, **test.as_dict()},
+        {
+            "a": first.pk,
+            "b": second.pk,
+            "version": first.version.label,
+            **test.as_dict(),
+            "significant": significant,
+            "significantly_better": better if significant else None,
+            "comparisons": comparisons,
+            "threshold": threshold,
+            "rule": RANK_RULE if rule else "McNemar's exact test, 5%",
+        },
     )
-    return PairedComparison(shown=shown, significant=test.significant, refusal=None, note="")
+    return PairedComparison(shown=shown, significant=significant, refusal=None, note="")
 
 
 def _refused(refusal: Refusal, note: str) -> PairedComparison:

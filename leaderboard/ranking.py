@@ -29,6 +29,7 @@ from django.utils.translation import gettext_lazy as _
 from evaluation.models import BenchmarkVersion, Hardness
 from evaluation.scoring.score import SCORER_VERSION, scored_by_older_scorer
 from evaluation.scoring.scores_json import AccuracyJSON, ScoresJSON, VisibleScoresJSON
+from evaluation.scoring.significance import PairedRanks, paired_ranks
 from evaluation.scoring.vocabulary import HARDNESS_LEVELS
 from evaluation.selectors import question_dates
 from leaderboard import feedback
@@ -52,9 +53,6 @@ T = TypeVar("T")
 
 # `Row` has a field named `date`, which hides the type inside its class body.
 _Date = date
-
-# Two EAs closer than this are equal: CI bounds and EAs are both k/n, computed the same way.
-_EPSILON = 1e-9
 
 # The column groups a visitor can hide; the rank, model, team, date and EA columns always show.
 COLUMN_GROUPS = {
@@ -125,7 +123,11 @@ class Row:
     # card gives no cutoff date or no question came after it (leaderboard/contamination.py).
     ea_after_cutoff: float | None = None
     questions_after_cutoff: int | None = None
+    # The rank rule (`significance.paired_ranks`): 1 + how many rows are significantly better, and which
+    # they are (their submission ids). None for a baseline, and for scores stored without a verdict per
+    # question (made before scorer 1.1.0), until they are rescored.
     rank: int | None = None
+    significantly_better: tuple[int, ...] = ()
 
     @property
     def spider_gap(self) -> float | None:
@@ -241,10 +243,19 @@ class Leaderboard:
     version: str
     databases: list[str]
     rows: list[Row]
+    # The rank rule over the ranked rows: how many pairs were compared, and Holm's threshold (a pair is
+    # significant when its McNemar p-value is below it), so that the compare page judges one pair alike.
+    comparisons: int = 0
+    rank_threshold: float = 0.0
 
     @property
     def hardness_levels(self) -> tuple[str, ...]:
         return HARDNESS_LEVELS
+
+    def better_names(self, row: Row) -> list[str]:
+        """The rows significantly better than `row`, as "#id model", for its rank's explanation."""
+        names = {other.submission_id: other.model_name for other in self.rows if other.submission_id}
+        return [f"#{pk} {names[pk]}" for pk in row.significantly_better if pk in names]
 
     @property
     def shows_after_cutoff(self) -> bool:
@@ -339,34 +350,28 @@ class Leaderboard:
         return sorted(sizes, key=lambda size: (parameters(size) is None, parameters(size) or 0, size))
 
 
-def shared_ranks(rows: Sequence[Row]) -> list[int | None]:
-    """Competition ranks ("1, 1, 3") over `rows` in ranking order, where statistical ties share a rank.
-
-    A ranked row shares the rank of the ranked row just above it when each row's EA lies inside the
-    other's 95% confidence interval; ties chain, so a row can share the rank of a row two places up
-    through the one in between. Otherwise its rank is its position among the ranked rows. A row
-    without an interval is taken as the interval [EA, EA]. Baselines are not ranked (None) and are
-    skipped: they were not scored here, so they neither take a rank nor break a tie.
-    """
-    ranks: list[int | None] = []
-    above: Row | None = None
-    position = 0
-    rank = 0
-    for row in rows:
-        if row.baseline:
-            ranks.append(None)
-            continue
-        position += 1
-        if above is None or not (_inside(row.ea, above) and _inside(above.ea, row)):
-            rank = position
-        ranks.append(rank)
-        above = row
-    return ranks
+def paired_rank_rule(rows: Sequence[Row], verdicts: Mapping[int, dict[str, bool]]) -> PairedRanks[int]:
+    """The rank rule (`significance.paired_ranks`) over the rows that have verdicts per question: never a
+    baseline, which was not scored here."""
+    ids = [row.submission_id for row in rows if row.submission_id is not None]
+    return paired_ranks({pk: verdicts[pk] for pk in ids if pk in verdicts})
 
 
-def _inside(ea: float, row: Row) -> bool:
-    low, high = row.ea_ci95 or (row.ea, row.ea)
-    return low - _EPSILON <= ea <= high + _EPSILON
+def ranked_rows(rows: Sequence[Row], rule: PairedRanks[int]) -> list[Row]:
+    """`rows` (best EA first) with their ranks and the rows significantly better than each, ordered by rank
+    and by EA within a rank; a row without verdicts, unranked, after the ranked ones."""
+    placed = [
+        replace(
+            row,
+            rank=rule.ranks.get(row.submission_id) if row.submission_id is not None else None,
+            significantly_better=rule.better.get(row.submission_id, ())
+            if row.submission_id is not None
+            else (),
+        )
+        for row in rows
+    ]
+    # sorted() is stable: within a rank, the rows keep their order by EA.
+    return sorted(placed, key=lambda row: (row.rank is None, row.rank or 0))
 
 
 def baseline_overall(per_database: dict[str, float], question_counts: dict[str, int]) -> float:
@@ -384,7 +389,7 @@ def baseline_overall(per_database: dict[str, float], question_counts: dict[str, 
 
 
 def build_leaderboard(*, version: BenchmarkVersion) -> Leaderboard:
-    """The ranking of `version` from the database, in three queries whatever the number of rows; two
+    """The ranking of `version` from the database, in four queries whatever the number of rows; two
     more when a row's training cutoff comes before a database was added (its EA after the cutoff)."""
     counted = version.databases.order_by("slug").annotate(n=Count("questions"))
     question_counts, added_on = {}, {}
@@ -398,21 +403,41 @@ def build_leaderboard(*, version: BenchmarkVersion) -> Leaderboard:
     if pending:
         _expire_at(version.label, min(pending))
     rows = [_submission_row(item, databases) for item in items if item["released_at"] not in pending]
-    rows = _with_ea_after_cutoff(rows, version=version, newest=max(added_on.values(), default=None))
+    verdicts = _ea_verdicts(rows)
+    rows = _with_ea_after_cutoff(rows, verdicts, version=version, newest=max(added_on.values(), default=None))
+    rule = paired_rank_rule(rows, verdicts)
+    rows = ranked_rows(rows, rule)
     for item in version.baselines.values(*_BASELINE_FIELDS).order_by("model_name"):
         _insert_by_ea(rows, _baseline_row(item, databases, question_counts))
-    ranks = shared_ranks(rows)
     return Leaderboard(
         version=version.label,
         databases=databases,
-        rows=[replace(row, rank=rank) for row, rank in zip(rows, ranks, strict=True)],
+        rows=rows,
+        comparisons=rule.comparisons,
+        rank_threshold=rule.threshold,
     )
 
 
-def _with_ea_after_cutoff(rows: list[Row], *, version: BenchmarkVersion, newest: date | None) -> list[Row]:
+def _ea_verdicts(rows: list[Row]) -> dict[int, dict[str, bool]]:
+    """Each public row's EA verdict per question, for the rank rule and the EA after a cutoff: aggregates of
+    what the public breakdowns show already (`feedback.public_ea_verdicts`). A row stored without them is
+    left out."""
+    stored = Submission.objects.filter(pk__in=[row.submission_id for row in rows]).values_list(
+        "pk", "outcomes"
+    )
+    return {pk: found for pk, outcomes in stored if (found := feedback.public_ea_verdicts(outcomes))}
+
+
+def _with_ea_after_cutoff(
+    rows: list[Row],
+    verdicts: Mapping[int, dict[str, bool]],
+    *,
+    version: BenchmarkVersion,
+    newest: date | None,
+) -> list[Row]:
     """`rows`, each with its EA on the questions added after its training cutoff where it has any.
     Only rows whose cutoff comes before the newest database can have some: for them alone, the
-    questions' dates and the rows' verdicts are read."""
+    questions' dates are read."""
     dated = {
         row.submission_id: day
         for row in rows
@@ -421,16 +446,12 @@ def _with_ea_after_cutoff(rows: list[Row], *, version: BenchmarkVersion, newest:
     if not dated:
         return rows
     added_on = question_dates(version=version)
-    # Looked up by `Row.submission_id`, as `dated` is (None only for a baseline, never among these rows).
-    stored: dict[int | None, Any] = dict(
-        Submission.objects.filter(pk__in=dated).values_list("pk", "outcomes")
-    )
     updated = []
     for row in rows:
         after = None
         if row.submission_id in dated:
-            verdicts = feedback.public_ea_verdicts(stored.get(row.submission_id))
-            after = ea_after_cutoff(cutoff=dated[row.submission_id], verdicts=verdicts, added_on=added_on)
+            found = verdicts.get(row.submission_id) if row.submission_id is not None else None
+            after = ea_after_cutoff(cutoff=dated[row.submission_id], verdicts=found, added_on=added_on)
         if after is not None:
             row = replace(row, ea_after_cutoff=after.ea, questions_after_cutoff=after.n)
         updated.append(row)
@@ -645,7 +666,7 @@ def parameters(size: str) -> float | None:
 # built in one go from one reading of the rows, so that no entry mixes two states.
 
 CACHE_SECONDS = 3600
-_SCHEMA = 6  # bump when Row or Leaderboard change shape
+_SCHEMA = 7  # bump when Row or Leaderboard change shape
 
 
 def _token_key(label: str) -> str:
@@ -737,6 +758,18 @@ def whole_page_keep(address: str, page: WholePage | None, *, label: str) -> None
 
 def leaderboard_for(*, version: BenchmarkVersion) -> Leaderboard:
     return cached(version.label, "rows", lambda: build_leaderboard(version=version))
+
+
+def rank_rule_for(first: Submission, second: Submission) -> feedback.RankRule | None:
+    """The rank rule as the leaderboard applied it to these two, when both are ranked rows of one version's
+    board: so that the compare page and its API judge the pair as the ranks do. None otherwise."""
+    if first.version_id != second.version_id:
+        return None
+    board = leaderboard_for(version=first.version)
+    ranked = {row.submission_id for row in board.rows if row.rank is not None}
+    if not {first.pk, second.pk} <= ranked:
+        return None
+    return feedback.RankRule(threshold=board.rank_threshold, comparisons=board.comparisons)
 
 
 def leaderboard_rows(*, version: BenchmarkVersion) -> list[Row]:

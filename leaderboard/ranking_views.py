@@ -250,7 +250,16 @@ def _page(version: BenchmarkVersion) -> Page:
         return Page(
             board=board,
             rows_html=[
-                str(template.render({"row": row, "position": i, "after_cutoff": board.shows_after_cutoff}))
+                str(
+                    template.render(
+                        {
+                            "row": row,
+                            "position": i,
+                            "after_cutoff": board.shows_after_cutoff,
+                            "better": board.better_names(row),
+                        }
+                    )
+                )
                 for i, row in enumerate(board.rows)
             ],
             charts={
@@ -304,7 +313,9 @@ def compare(request: HttpRequest) -> HttpResponse:
         "chart": charts.compare_bars(a, b, names=names) if comparison["per_database"] is not None else None,
         "indexable": all(s.is_public and not s.is_hidden for s in (first, second)),
         # McNemar's test and the paired bootstrap interval, or why there are none.
-        "paired": feedback.paired_comparison(first, second, request.user),
+        "paired": feedback.paired_comparison(
+            first, second, request.user, rule=ranking.rank_rule_for(first, second)
+        ),
     }
     return render(request, "leaderboard/compare.html", context)
 

@@ -14,6 +14,10 @@ questions are equal, whatever their intervals say). Everything here depends on t
   the counts directly (b* ~ Binomial(n, b/n), then c* ~ Binomial(n - b*, c/(n - b))): the same bootstrap
   as resampling questions, in two random numbers instead of n. The seed is fixed, as for
   `metrics.bootstrap_ci`: the same table always gets the same interval.
+
+The leaderboard ranks by the same test (`paired_ranks`): a row's rank is 1 + the number of rows shown to be
+better than it by McNemar's exact test on the questions scored for both, with Holm's correction for the
+number of pairs compared, so that "rank 3" means "two systems are shown to be better".
 """
 
 from __future__ import annotations
@@ -21,9 +25,9 @@ from __future__ import annotations
 import bisect
 import math
 import random
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Generic, TypeVar
 
 from typing_extensions import TypedDict
 
@@ -31,8 +35,11 @@ from evaluation.scoring.metrics import BOOTSTRAP_SEED, binomial_cdf, percentile_
 from evaluation.scoring.scores_json import Fraction, Interval, Schema
 
 PAIRED_RESAMPLES = 2000
-# A difference is called significant when McNemar's p-value is below this.
+# A difference is called significant when McNemar's p-value is below this (on the leaderboard, after
+# Holm's correction for the number of pairs of rows).
 SIGNIFICANCE_LEVEL = 0.05
+# The rank rule's name, as exports and citations give it.
+RANK_RULE = "paired McNemar exact test, Holm-corrected, 5%"
 
 
 @dataclass(frozen=True)
@@ -157,3 +164,79 @@ def _draw(cumulative: list[float], rng: random.Random) -> int:
     """One draw by inversion from the distribution on 0..len - 1 whose cumulative probabilities these are
     (the last exactly 1), as `metrics.bootstrap_ci` draws."""
     return bisect.bisect_left(cumulative, rng.random())
+
+
+K = TypeVar("K", bound=Hashable)
+
+
+@dataclass(frozen=True)
+class PairedRanks(Generic[K]):
+    """The leaderboard's rank rule over a set of systems (`paired_ranks`)."""
+
+    ranks: dict[K, int]  # 1 + how many systems are significantly better
+    better: dict[K, tuple[K, ...]]  # which they are, best first
+    comparisons: int  # the pairs compared: Holm's m
+    threshold: float  # a pair is significant when its p-value is below it
+
+    def significantly_better(self, a: K, b: K) -> bool:
+        """Whether `a` is shown to be better than `b` by the rule."""
+        return a in self.better.get(b, ())
+
+
+def paired_ranks(
+    verdicts: Mapping[K, Mapping[str, bool]], *, level: float = SIGNIFICANCE_LEVEL
+) -> PairedRanks[K]:
+    """Ranks from each system's EA verdict per question (question id -> right), as `Pairs` counts them.
+
+    Every pair of systems is tested on the questions scored for both (McNemar's exact test, as the compare
+    page does); Holm's step-down correction holds the chance of calling any equal pair different at `level`
+    over all m pairs: with the p-values sorted, p(1) <= ... <= p(m), the i-th is significant while every
+    p(j), j <= i, is below level / (m - j + 1). That is one threshold, the first p-value that is not, which
+    `threshold` keeps so that a single pair can be judged alike later. The better system of a significant
+    pair is the one right alone on more questions. A system's rank is 1 + the number of systems
+    significantly better than it."""
+    keys = list(verdicts)
+    questions = {question: i for i, question in enumerate(sorted({q for v in verdicts.values() for q in v}))}
+    scored = {key: _mask(questions[q] for q in verdicts[key]) for key in keys}
+    right = {key: _mask(questions[q] for q, ok in verdicts[key].items() if ok) for key in keys}
+    p_values: dict[tuple[int, int], float] = {}
+    tests: list[tuple[float, K, K]] = []  # (p-value, the better, the other) of each pair
+    for i, a in enumerate(keys):
+        for b in keys[i + 1 :]:
+            common = scored[a] & scored[b]
+            only_a = (right[a] & ~right[b] & common).bit_count()
+            only_b = (right[b] & ~right[a] & common).bit_count()
+            counts = (only_a, only_b)
+            if counts not in p_values:
+                p_values[counts] = mcnemar_p(only_a, only_b)
+            tests.append((p_values[counts], a, b) if only_a >= only_b else (p_values[counts], b, a))
+    threshold = holm_threshold(sorted(p for p, _, _ in tests), level=level)
+    better: dict[K, list[K]] = {key: [] for key in keys}
+    for p, winner, loser in sorted(tests, key=lambda test: test[0]):
+        if p < threshold:
+            better[loser].append(winner)
+    order = {key: position for position, key in enumerate(keys)}
+    return PairedRanks(
+        ranks={key: 1 + len(better[key]) for key in keys},
+        better={key: tuple(sorted(better[key], key=order.__getitem__)) for key in keys},
+        comparisons=len(tests),
+        threshold=threshold,
+    )
+
+
+def holm_threshold(p_values: list[float], *, level: float = SIGNIFICANCE_LEVEL) -> float:
+    """Holm's step-down procedure over sorted p-values, as one threshold: the first p(i) that is not below
+    level / (m - i + 1); every p-value below it is significant, none at or above it. 1.0 when all are
+    (each is below `level` then)."""
+    m = len(p_values)
+    for i, p in enumerate(p_values):
+        if p >= level / (m - i):
+            return p
+    return 1.0
+
+
+def _mask(positions: Iterable[int]) -> int:
+    mask = 0
+    for position in positions:
+        mask |= 1 << position
+    return mask

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 _ROW = re.compile(
-    r'<tr( hidden)?[^>]*>\s*<td class="num" data-sort="\d+">([^<]*)</td>\s*<td class="model"[^>]*>(?:<a [^>]*>|<span [^>]*>)([^<]*)<'
+    r'<tr( hidden)?[^>]*>\s*<td class="num" data-sort="\d+">(?:<span class="rank-why"[^>]*>)?([^<]*)(?:</span>)?</td>\s*<td class="model"[^>]*>(?:<a [^>]*>|<span [^>]*>)([^<]*)<'
 )
 
 

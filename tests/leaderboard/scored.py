@@ -67,14 +67,22 @@ def scores_json(
 
 
 def scored_fields(
-    correct: int, *, strict: int | None = None, ts: int | None = None, scorer_version: str | None = None
+    correct: int,
+    *,
+    strict: int | None = None,
+    ts: int | None = None,
+    scorer_version: str | None = None,
+    outcomes: list[dict] | None = None,
 ) -> dict:
-    """The fields of a public submission scored with `correct` right answers of 23 (see `scores_json`)."""
+    """The fields of a public submission scored with `correct` right answers of 23 (see `scores_json`):
+    by default the first `correct` questions of QUESTION_IDS, as its verdicts per question (`outcomes`,
+    which the rank rule reads) say."""
     scores = scores_json(correct, strict=strict, ts=ts, scorer_version=scorer_version)
     return {
         "status": "scored",
         "is_public": True,
         "scores": scores,
+        "outcomes": outcome_lines(range(correct)) if outcomes is None else outcomes,
         "ea": scores["overall"]["ea"],
         "ea_strict": scores["overall"]["ea_strict"],
     }

@@ -184,9 +184,9 @@ DIFFERING = [QUESTION_IDS[i] for i in (*range(9, 20), 20, 21)]
 
 @pytest.fixture
 def tested(make_submission, other_user):
-    first = make_submission(model_name="Alfa", outcomes=outcome_lines(RIGHT_A), **scored_fields(20))
+    first = make_submission(model_name="Alfa", **scored_fields(20, outcomes=outcome_lines(RIGHT_A)))
     second = make_submission(
-        model_name="Beta", user=other_user, outcomes=outcome_lines(RIGHT_B), **scored_fields(11)
+        model_name="Beta", user=other_user, **scored_fields(11, outcomes=outcome_lines(RIGHT_B))
     )
     return first, second
 
@@ -242,8 +242,8 @@ def test_the_page_and_the_api_never_name_a_question(client, tested):
 
 def test_a_difference_within_chance_is_not_significant(client, make_submission, other_user):
     # 10 questions each alone answers right: b = c, p = 1, whatever the EAs.
-    first = make_submission(outcomes=outcome_lines(range(10)), **scored_fields(10))
-    second = make_submission(user=other_user, outcomes=outcome_lines(range(10, 20)), **scored_fields(10))
+    first = make_submission(**scored_fields(10, outcomes=outcome_lines(range(10))))
+    second = make_submission(user=other_user, **scored_fields(10, outcomes=outcome_lines(range(10, 20))))
     response = client.get(URL, {"a": first.pk, "b": second.pk})
     paired = response.context["paired"]
     assert paired.shown["mcnemar_p"] == 1.0 and paired.shown["difference"] == 0.0
@@ -256,9 +256,9 @@ def test_a_difference_within_chance_is_not_significant(client, make_submission, 
 def test_only_questions_scored_for_both_count_and_not_submitted_ones_are_wrong(
     client, make_submission, other_user
 ):
-    first = make_submission(outcomes=outcome_lines(range(5), excluded=[22]), **scored_fields(5))
+    first = make_submission(**scored_fields(5, outcomes=outcome_lines(range(5), excluded=[22])))
     second = make_submission(
-        user=other_user, outcomes=outcome_lines([0], not_submitted=range(1, 23)), **scored_fields(1)
+        user=other_user, **scored_fields(1, outcomes=outcome_lines([0], not_submitted=range(1, 23)))
     )
     shown = client.get(URL, {"a": first.pk, "b": second.pk}).context["paired"].shown
     assert shown["n"] == 22
@@ -276,8 +276,8 @@ def test_only_questions_scored_for_both_count_and_not_submitted_ones_are_wrong(
     ],
 )
 def test_scores_without_a_verdict_per_question_cannot_be_tested(client, make_submission, other_user, stored):
-    current = make_submission(outcomes=outcome_lines(RIGHT_A), **scored_fields(20))
-    older = make_submission(user=other_user, outcomes=stored, **scored_fields(11))
+    current = make_submission(**scored_fields(20, outcomes=outcome_lines(RIGHT_A)))
+    older = make_submission(user=other_user, **scored_fields(11, outcomes=stored))
     response = client.get(URL, {"a": current.pk, "b": older.pk})
     assert response.status_code == 200 and response.context["paired"].shown is None
     assert response.context["paired"].refusal == "not_computable"
@@ -290,7 +290,7 @@ def test_scores_without_a_verdict_per_question_cannot_be_tested(client, make_sub
 def test_submissions_on_different_versions_are_not_tested(client, make_submission, other_user, tested):
     newer = version_make(label="demo-2.0")
     other = make_submission(
-        version=newer, user=other_user, outcomes=outcome_lines(RIGHT_B), **scored_fields(11)
+        version=newer, user=other_user, **scored_fields(11, outcomes=outcome_lines(RIGHT_B))
     )
     response = client.get(URL, {"a": tested[0].pk, "b": other.pk})
     assert response.status_code == 200 and response.context["paired"].refusal == "different_versions"
@@ -306,7 +306,7 @@ def test_the_owner_of_a_private_submission_compares_it_without_the_paired_test(
 ):
     """Pair after pair of one's own private files, the counts would tell which answers are right."""
     private = make_submission(
-        model_name="Privato", outcomes=outcome_lines(RIGHT_B), **{**scored_fields(11), "is_public": False}
+        model_name="Privato", **{**scored_fields(11, outcomes=outcome_lines(RIGHT_B)), "is_public": False}
     )
     query = {"a": tested[0].pk, "b": private.pk}
     client.force_login(owner)
@@ -322,11 +322,10 @@ def test_the_owner_of_a_private_submission_compares_it_without_the_paired_test(
 def test_others_cannot_compare_a_private_or_unreleased_submission(
     client, owner, other_user, make_submission, tested
 ):
-    private = make_submission(outcomes=outcome_lines(RIGHT_B), **{**scored_fields(11), "is_public": False})
+    private = make_submission(**{**scored_fields(11, outcomes=outcome_lines(RIGHT_B)), "is_public": False})
     unreleased = make_submission(
-        outcomes=outcome_lines(RIGHT_B),
         released_at=timezone.now() + timedelta(minutes=5),
-        **scored_fields(11),
+        **scored_fields(11, outcomes=outcome_lines(RIGHT_B)),
     )
     for hidden in (private, unreleased):
         query = {"a": tested[0].pk, "b": hidden.pk}
@@ -339,7 +338,7 @@ def test_others_cannot_compare_a_private_or_unreleased_submission(
 
 
 def test_staff_get_the_paired_test_of_private_submissions(client, staff, make_submission, tested):
-    private = make_submission(outcomes=outcome_lines(RIGHT_B), **{**scored_fields(11), "is_public": False})
+    private = make_submission(**{**scored_fields(11, outcomes=outcome_lines(RIGHT_B)), "is_public": False})
     query = {"a": tested[0].pk, "b": private.pk}
     client.force_login(staff)
     assert client.get(URL, query).context["paired"].shown["right_only_a"] == 11
@@ -391,7 +390,7 @@ def test_the_api_checks_its_token_and_its_request(client, tested):
 
 def test_the_api_ignores_the_session(client, owner, make_submission, tested):
     """As every API endpoint: a browser's session is not a token."""
-    private = make_submission(outcomes=outcome_lines(RIGHT_B), **{**scored_fields(11), "is_public": False})
+    private = make_submission(**{**scored_fields(11, outcomes=outcome_lines(RIGHT_B)), "is_public": False})
     client.force_login(owner)
     assert client.get(API, {"a": tested[0].pk, "b": private.pk}).status_code == 404
 

@@ -263,8 +263,7 @@ def upload(make_submission, *, user, predictions, correct: int, outcomes=None, *
     return make_submission(
         user=user,
         predictions=predictions,
-        outcomes=outcomes if outcomes is not None else outcome_lines(range(correct)),
-        **scored_fields(correct),
+        **scored_fields(correct, outcomes=outcomes),
         **fields,
     )
 

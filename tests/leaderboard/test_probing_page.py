@@ -25,11 +25,10 @@ def real_file() -> dict[str, str]:
 @pytest.fixture
 def probed(make_submission, owner, other_user):
     """The owner edits one prediction of a scored file; the other user uploads `SELECT 1` throughout."""
-    first = make_submission(predictions=real_file(), outcomes=outcome_lines(range(10)), **scored_fields(10))
+    first = make_submission(predictions=real_file(), **scored_fields(10, outcomes=outcome_lines(range(10))))
     second = make_submission(
         predictions={**real_file(), "ciclismo-002": "SELECT nome FROM corridori WHERE squadra = 'Rossa'"},
-        outcomes=outcome_lines([*range(10), QUESTION_IDS.index("ciclismo-002")]),
-        **scored_fields(11),
+        **scored_fields(11, outcomes=outcome_lines([*range(10), QUESTION_IDS.index("ciclismo-002")])),
     )
     trivial = make_submission(user=other_user, predictions={qid: "SELECT 1" for qid in QUESTION_IDS})
     return {"first": first, "second": second, "trivial": trivial}

@@ -19,11 +19,10 @@ def real_file() -> dict[str, str]:
 
 @pytest.fixture
 def probed(make_submission, other_user):
-    first = make_submission(predictions=real_file(), outcomes=outcome_lines(range(10)), **scored_fields(10))
+    first = make_submission(predictions=real_file(), **scored_fields(10, outcomes=outcome_lines(range(10))))
     second = make_submission(
         predictions={**real_file(), "ciclismo-004": "SELECT nome FROM corridori"},
-        outcomes=outcome_lines(range(10)),
-        **scored_fields(10),
+        **scored_fields(10, outcomes=outcome_lines(range(10))),
     )
     trivial = make_submission(user=other_user, predictions={qid: "SELECT 'Roma'" for qid in QUESTION_IDS})
     return first, second, trivial

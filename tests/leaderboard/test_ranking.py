@@ -8,13 +8,13 @@ import pytest
 from django.utils import timezone
 
 from evaluation.scoring.score import SCORER_VERSION
+from evaluation.scoring.significance import Pairs, holm_threshold, mcnemar_p, paired_ranks
 from leaderboard.ranking import (
     Row,
     baseline_overall,
     build_leaderboard,
     filter_rows,
     parameters,
-    shared_ranks,
     sort_rows,
 )
 from leaderboard.services import submission_score
@@ -40,39 +40,64 @@ def row(ea: float, ci: tuple[float, float] | None = None, **fields) -> Row:
     return Row(**{**values, **fields})
 
 
-def test_ranks_follow_positions_when_no_interval_contains_the_other_ea():
-    rows = [row(0.9, (0.85, 0.95)), row(0.7, (0.65, 0.75)), row(0.5, (0.45, 0.55))]
-    assert shared_ranks(rows) == [1, 2, 3]
+def blocks(**sizes: int) -> dict[str, dict[str, bool]]:
+    """The EA verdicts of systems A, B and C on consecutive blocks of questions: `sizes` gives how many
+    questions fall in each pattern, named by who is right there ("ab": A and B, not C; "none": nobody)."""
+    systems: dict[str, dict[str, bool]] = {"A": {}, "B": {}, "C": {}}
+    number = 0
+    for pattern, size in sizes.items():
+        for _ in range(size):
+            for name, found in systems.items():
+                found[f"q{number:03d}"] = name.lower() in pattern
+            number += 1
+    return systems
 
 
-def test_rows_within_each_others_interval_share_a_rank_and_the_next_rank_is_skipped():
-    rows = [row(0.9, (0.85, 0.95)), row(0.88, (0.80, 0.93)), row(0.5, (0.45, 0.55))]
-    assert shared_ranks(rows) == [1, 1, 3]
+def test_a_rank_counts_the_rows_shown_better_by_the_paired_test_after_holms_correction():
+    """The metrics page's example, on 200 questions: A against C, 30 and 10 questions right alone,
+    p = 0.0022, significant (below 0.05 / 3); A against B, 25 and 12, p = 0.047, not below 0.05 / 2: the
+    procedure stops there; B against C, 14 and 7, p = 0.19."""
+    systems = blocks(abc=100, a=23, ac=2, b=7, bc=5, ab=7, c=5, none=51)
+    pairs = {
+        (x, y): Pairs.of((systems[x][q], systems[y][q]) for q in systems[x])
+        for x, y in (("A", "B"), ("A", "C"), ("B", "C"))
+    }
+    assert {key: (p.only_a, p.only_b) for key, p in pairs.items()} == {
+        ("A", "B"): (25, 12),
+        ("A", "C"): (30, 10),
+        ("B", "C"): (14, 7),
+    }
+    rule = paired_ranks(systems)
+    assert rule.comparisons == 3 and rule.threshold == pytest.approx(0.047, abs=0.0005)
+    assert rule.better == {"A": (), "B": (), "C": ("A",)}
+    assert rule.ranks == {"A": 1, "B": 1, "C": 2}
+    # Without the correction, A against B (p < 0.05) would have made B rank 2.
+    assert mcnemar_p(25, 12) < 0.05
 
 
-def test_a_tie_needs_both_intervals_to_contain_the_other_ea():
-    # 0.80 lies in the first interval, but 0.90 is outside the second: no tie.
-    rows = [row(0.9, (0.75, 0.95)), row(0.8, (0.70, 0.85))]
-    assert shared_ranks(rows) == [1, 2]
+def test_holms_threshold_is_the_first_p_value_not_below_its_share_of_the_level():
+    assert holm_threshold([0.001, 0.02, 0.03]) == 1.0  # below 0.05/3, 0.05/2 and 0.05: all significant
+    assert holm_threshold([0.001, 0.03, 0.04]) == 0.03  # 0.03 is not below 0.05 / 2: it and 0.04 are not
+    assert holm_threshold([0.02, 0.03]) == 1.0  # 0.02 < 0.05 / 2, then 0.03 < 0.05 / 1
+    assert holm_threshold([0.03, 0.04]) == 0.03  # 0.03 is not below 0.05 / 2: neither is significant
+    assert holm_threshold([]) == 1.0
 
 
-def test_ties_chain_through_the_row_in_between():
-    rows = [
-        row(0.80, (0.70, 0.90)),
-        row(0.74, (0.64, 0.84)),
-        row(0.68, (0.58, 0.78)),  # ties the row above, though not the first
-        row(0.40, (0.30, 0.50)),
+def test_baselines_and_rows_without_verdicts_take_no_rank_and_rows_follow_their_rank_then_ea(
+    make_submission, demo_version
+):
+    stronger = make_submission(model_name="Forte", **scored_fields(23))
+    weaker = make_submission(model_name="Debole", **scored_fields(3))
+    unverdicted = make_submission(model_name="Vecchio", **scored_fields(20, outcomes=[]))
+    baseline_make(version=demo_version, ea=0.5, per_database={})
+    rows = build_leaderboard(version=demo_version).rows
+    assert [(r.model_name, r.rank, r.significantly_better) for r in rows] == [
+        ("Forte", 1, ()),
+        ("Riferimento", None, ()),
+        ("Debole", 2, (stronger.pk,)),
+        ("Vecchio", None, ()),
     ]
-    assert shared_ranks(rows) == [1, 1, 1, 4]
-
-
-def test_rows_without_an_interval_tie_only_on_the_same_ea():
-    assert shared_ranks([row(0.5), row(0.5), row(0.4)]) == [1, 1, 3]
-
-
-def test_baselines_take_no_rank_and_do_not_break_a_tie():
-    rows = [row(0.9, (0.85, 0.95)), row(0.89, baseline=True), row(0.88, (0.84, 0.93)), row(0.2, (0.1, 0.3))]
-    assert shared_ranks(rows) == [1, None, 1, 3]
+    assert weaker.pk and unverdicted.pk
 
 
 def test_the_ranking_holds_public_scored_live_submissions_best_first(make_submission, other_user):
@@ -89,8 +114,10 @@ def test_the_ranking_holds_public_scored_live_submissions_best_first(make_submis
     rows = build_leaderboard(version=best.version).rows
 
     assert [r.submission_id for r in rows] == [best.pk, second.pk, third.pk, last.pk]
-    # 15/23 and 14/23 lie within each other's 95% interval; 20/23 and 5/23 lie within no other's.
-    assert [r.rank for r in rows] == [1, 2, 2, 4]
+    # Right on the first 20, 15, 14 and 5 questions: of the six pairs, Holm's correction keeps the three
+    # against the last (p = 0.00006, 0.002, 0.004); 20 against 14 (p = 0.031) is not below 0.05 / 3.
+    assert [r.rank for r in rows] == [1, 1, 1, 4]
+    assert rows[3].significantly_better == (best.pk, second.pk, third.pk)
 
 
 def test_equal_ea_is_ordered_by_ea_strict_then_by_the_earlier_submission(make_submission):
@@ -207,10 +234,11 @@ def test_the_weighted_mean_uses_question_counts_and_falls_back_to_the_plain_mean
     assert baseline_overall({"a": 1.0, "b": 0.0}, {}) == 0.5
 
 
-def test_the_ranking_reads_in_three_queries(make_submission, demo_version, django_assert_num_queries):
+def test_the_ranking_reads_in_four_queries(make_submission, demo_version, django_assert_num_queries):
+    """The databases, the rows, their verdicts per question (for the rank rule), the baselines."""
     for correct in (3, 9, 15):
         make_submission(**scored_fields(correct))
-    with django_assert_num_queries(3):
+    with django_assert_num_queries(4):
         build_leaderboard(version=demo_version)
 
 
