@@ -136,10 +136,6 @@ def bulk_scored(count: int, *, user, version) -> None:
     submissions = []
     for i in range(count):
         correct = i % (QUESTIONS + 1)
-        outcomes = [
-            {"question_id": qid, "outcome": "correct" if n < correct else "wrong_result", "error": None}
-            for n, qid in enumerate(question_ids)
-        ]
         submissions.append(
             Submission(
                 user=user,
@@ -152,7 +148,6 @@ def bulk_scored(count: int, *, user, version) -> None:
                 approach=("prompting", "fine-tuning")[i % 2],
                 spider_dev_ea=60 + i % 30 if i % 2 else None,
                 predictions={qid: f"SELECT {n} FROM tabella_{n}" for n, qid in enumerate(question_ids)},
-                outcomes=outcomes,
                 file_name="predictions.jsonl",
                 file_sha256=f"{i:064x}",
                 file_format="jsonl",

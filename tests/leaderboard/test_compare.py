@@ -9,7 +9,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from evaluation.scoring.significance import Pairs, paired_bootstrap_ci
+from evaluation.scoring.significance import RANK_RULE, Pairs, paired_bootstrap_ci
 from leaderboard.feedback import ComparisonJSON
 from leaderboard.services import submission_score
 from termite_site.accounts.services import api_token_create
@@ -220,6 +220,12 @@ def test_two_public_submissions_get_mcnemars_test_and_the_paired_interval(client
         "mcnemar_p": pytest.approx(2 * (1 + 13 + 78) / 2**13),  # 0.0225
         "right_only_a": 11,
         "right_only_b": 2,
+        # Two ranked rows, the only two: one pair, judged as the leaderboard ranks them.
+        "significant": True,
+        "significantly_better": "a",
+        "comparisons": 1,
+        "threshold": 1.0,
+        "rule": RANK_RULE,
     }
     assert paired.significant and low <= 9 / 23 <= high and low > 0
     block = significance_block(response)
@@ -227,7 +233,9 @@ def test_two_public_submissions_get_mcnemars_test_and_the_paired_interval(client
     assert f'<td class="num" id="paired-ci95">[{100 * low:+.1f}, {100 * high:+.1f}]</td>' in block
     assert '<td class="num" id="mcnemar-p">0.0225</td>' in block
     assert '<td class="num" id="right-only">11 / 2</td>' in block
-    assert "The difference is significant at the 5% level." in block
+    assert "A is significantly better than B." in block
+    assert "Holm's threshold over its 1 pairs of ranked rows" in block
+    assert f'href="{reverse("leaderboard:leaderboard")}?version=demo-1.0"' in block
     assert f'href="{reverse("metrics")}#significance"' in block
 
 
@@ -249,7 +257,7 @@ def test_a_difference_within_chance_is_not_significant(client, make_submission, 
     assert paired.shown["mcnemar_p"] == 1.0 and paired.shown["difference"] == 0.0
     assert not paired.significant
     block = significance_block(response)
-    assert "The difference is not significant at the 5% level." in block
+    assert "The difference is not significant." in block
     assert '<td class="num" id="mcnemar-p">1</td>' in block
 
 
@@ -277,7 +285,7 @@ def test_only_questions_scored_for_both_count_and_not_submitted_ones_are_wrong(
 )
 def test_scores_without_a_verdict_per_question_cannot_be_tested(client, make_submission, other_user, stored):
     current = make_submission(**scored_fields(20, outcomes=outcome_lines(RIGHT_A)))
-    older = make_submission(user=other_user, **scored_fields(11, outcomes=stored))
+    older = make_submission(user=other_user, **{**scored_fields(11), "outcomes": stored})
     response = client.get(URL, {"a": current.pk, "b": older.pk})
     assert response.status_code == 200 and response.context["paired"].shown is None
     assert response.context["paired"].refusal == "not_computable"
@@ -363,6 +371,11 @@ def test_the_api_answers_anyone_for_public_submissions_with_the_documented_keys(
         "mcnemar_p",
         "right_only_a",
         "right_only_b",
+        "significant",
+        "significantly_better",
+        "comparisons",
+        "threshold",
+        "rule",
     }
     assert body == client.get(URL, {"a": first.pk, "b": second.pk}).context["paired"].shown
     document = client.get(reverse("api:openapi")).json()

@@ -64,7 +64,7 @@ def with_outcomes(make_submission, *, cutoff: str, name: str = "Sistema", **fiel
     right = [*BIBLIOTECA[:6], *CICLISMO[:5], CICLISMO[6]]
     lines = outcome_lines(right, not_submitted=[CICLISMO[5]], excluded=[CICLISMO[10]])
     return make_submission(
-        **{"model_name": name, "training_cutoff": cutoff, "outcomes": lines, **scored_fields(12), **fields}
+        **{"model_name": name, "training_cutoff": cutoff, **scored_fields(12, outcomes=lines), **fields}
     )
 
 

@@ -51,6 +51,7 @@ PROVENANCE = [
     "portal_protocol",
     "portal_endpoint_host",
     "portal_run_at",
+    "significantly_better",
 ]
 ROW_KEYS = {
     "rank",
@@ -108,8 +109,8 @@ CSV_COLUMNS = [
 
 @pytest.fixture
 def ranked(make_submission, make_team, other_user, demo_version):
-    """Alfa (rank 1), Beta and Gamma tied at rank 2 with a baseline between them; and one of each kind
-    that must not show."""
+    """Alfa, Beta and Gamma (20, 15 and 14 right of 23: no pair is shown different, so all are rank 1) with
+    a baseline between the last two; and one of each kind that must not show."""
     now = timezone.now()
     alfa = make_submission(
         model_name="Alfa",
@@ -156,9 +157,9 @@ def test_the_json_export_needs_no_login_and_lists_the_ranking(client, ranked):
     rows = body["rows"]
     assert [(r["model_name"], r["rank"], r["baseline"]) for r in rows] == [
         ("Alfa", 1, False),
-        ("Beta", 2, False),
-        ("Riferimento", None, True),  # between two rows that tie: it breaks no tie
-        ("=Gamma", 2, False),
+        ("Beta", 1, False),
+        ("Riferimento", None, True),  # placed by its EA, unranked
+        ("=Gamma", 1, False),
     ]
     assert all(set(row) == ROW_KEYS for row in rows)
 
@@ -203,12 +204,14 @@ def test_a_json_row_carries_the_scores_and_the_model_card(client, ranked):
         "code_url": None,
         "model_url": None,
         "file_sha256": "ab" * 32,
-        "ea_after_cutoff": None,  # its scores hold no verdict per question
-        "questions_after_cutoff": None,
+        # Right on the first 20 questions: 8 of ciclismo's 11, added after its cutoff.
+        "ea_after_cutoff": 0.727273,
+        "questions_after_cutoff": 11,
         "portal_run": False,
         "portal_protocol": None,
         "portal_endpoint_host": None,
         "portal_run_at": None,
+        "significantly_better": [],
     }
 
 
@@ -285,9 +288,9 @@ def test_the_csv_export_has_stable_columns_and_the_same_rows(client, ranked):
     rows = read_csv(response)
     assert [(r["model_name"], r["rank"], r["baseline"]) for r in rows] == [
         ("Alfa", "1", "false"),
-        ("Beta", "2", "false"),
+        ("Beta", "1", "false"),
         ("Riferimento", "", "true"),
-        ("'=Gamma", "2", "false"),  # a leading = would run as a spreadsheet formula
+        ("'=Gamma", "1", "false"),  # a leading = would run as a spreadsheet formula
     ]
 
 
@@ -338,12 +341,13 @@ def test_a_csv_row_holds_the_same_values_as_the_json_row(client, ranked):
         "code_url": "",
         "model_url": "",
         "file_sha256": "ab" * 32,
-        "ea_after_cutoff": "",
-        "questions_after_cutoff": "",
+        "ea_after_cutoff": "0.727273",
+        "questions_after_cutoff": "11",
         "portal_run": "false",
         "portal_protocol": "",
         "portal_endpoint_host": "",
         "portal_run_at": "",
+        "significantly_better": "",
     }
     baseline = read_csv(client.get(csv_url()))[2]
     assert (

@@ -25,7 +25,8 @@ URL = reverse("leaderboard:leaderboard")
 
 @pytest.fixture
 def board(make_submission, make_team, other_user, demo_version):
-    """Four public systems (ranks 1, 2, 2, 4), a baseline, and five that must never show."""
+    """Four public systems (20, 15, 14 and 5 right of 23: ranks 1, 1, 1, 4, since only Delta is shown to be
+    worse, by the three others), a baseline, and five that must never show."""
     now = timezone.now()
     torino, milano = make_team("Torino", members=[other_user]), make_team("Milano")
     rows = {
@@ -83,7 +84,7 @@ def test_anyone_sees_the_ranking_of_the_latest_version_without_logging_in(client
     response = client.get(URL)
     assert response.status_code == 200
     assert names(response) == ["Alfa", "Beta", "Gamma", "Riferimento", "Delta"]
-    assert [e.row.rank for e in response.context["entries"]] == [1, 2, 2, None, 4]
+    assert [e.row.rank for e in response.context["entries"]] == [1, 1, 1, None, 4]
     body = response.content.decode()
     for name in NEVER_SHOWN:
         assert name not in body
@@ -134,7 +135,9 @@ def test_the_page_shows_every_column_group_and_explains_shared_ranks(client, boa
         "approach",
     ):
         assert f'data-key="{key}"' in body
-    assert 'id="tie-rule"' in body and "within the other" in body
+    assert 'id="tie-rule"' in body and "1 + the number of rows shown to be better than it" in body
+    # Delta's rank says which rows are better, on hover and focus.
+    assert 'tabindex="0" title="Significantly better: #' in body and "No row is significantly better." in body
     # Alfa: EA 87.0 with its interval, Spider 85.0 self-reported, so a gap of -2.0 points.
     assert "87.0" in body and "73.9\u2013100.0" in body and "-2.0" in body
 
@@ -250,7 +253,7 @@ def test_the_server_sorts_by_any_column(client, board, params, expected):
     response = client.get(URL, params)
     assert names(response) == expected
     # Ranks stay those of the ranking, whatever the order shown.
-    assert {e.row.model_name: e.row.rank for e in response.context["entries"]}["Gamma"] == 2
+    assert {e.row.model_name: e.row.rank for e in response.context["entries"]}["Delta"] == 4
 
 
 def test_a_column_header_links_to_its_sort_and_marks_the_current_one(client, board):

@@ -213,7 +213,7 @@ LEADERBOARD_IT = [
     "Come leggere questa tabella",
     "<strong>EA</strong> (accuratezza di esecuzione)",
     "query di riferimento",
-    "<strong>Posizioni a pari merito.</strong>",
+    "<strong>Posti.</strong>",
     "Le <strong>baseline</strong> sono risultati riportati in un articolo",
     "Confronta due sottomissioni",
     "EA migliore nel tempo",

@@ -60,8 +60,10 @@ def test_the_metrics_page_explains_the_paired_test_and_the_rule_the_ranking_uses
     assert "McNemar's exact test" in section and "paired bootstrap interval" in section
     assert "2000 resamples" in section and "fixed seed" in section
     assert "never which" in section and "two public submissions" in section
-    # Which rule the leaderboard's shared ranks follow, and that the paired test is the finer one.
-    assert "share a rank when each one" in section and "The paired test is the finer one" in section
+    # The rank rule is the same paired test, corrected by Holm's procedure, with a worked example.
+    ranks = section.split('id="ranks"')[1]
+    assert "1 + the number of rows shown to be better than it" in ranks and "Holm's step-down procedure" in ranks
+    assert "p = 0.0022" in ranks and "0.05 / 3 = 0.0167" in ranks and "C is rank 2" in ranks
     citations = section.split('id="significance-citations"')[1]
     for reference in (
         "Quinn McNemar.",
@@ -70,6 +72,7 @@ def test_the_metrics_page_explains_the_paired_test_and_the_rule_the_ranking_uses
         "EMNLP 2004.",
         "The Hitchhiker's Guide to Testing Statistical Significance in Natural Language Processing",
         "ACL 2018.",
+        "A simple sequentially rejective multiple test procedure",
     ):
         assert reference in citations
 
