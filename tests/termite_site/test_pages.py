@@ -62,7 +62,9 @@ def test_the_metrics_page_explains_the_paired_test_and_the_rule_the_ranking_uses
     assert "never which" in section and "two public submissions" in section
     # The rank rule is the same paired test, corrected by Holm's procedure, with a worked example.
     ranks = section.split('id="ranks"')[1]
-    assert "1 + the number of rows shown to be better than it" in ranks and "Holm's step-down procedure" in ranks
+    assert (
+        "1 + the number of rows shown to be better than it" in ranks and "Holm's step-down procedure" in ranks
+    )
     assert "p = 0.0022" in ranks and "0.05 / 3 = 0.0167" in ranks and "C is rank 2" in ranks
     citations = section.split('id="significance-citations"')[1]
     for reference in (
