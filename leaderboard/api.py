@@ -29,7 +29,8 @@ from evaluation.predictions import PredictionFileError
 from evaluation.scoring.scores_json import QuestionDetailJSON, Schema, VisibleScoresJSON
 from evaluation.scoring.vocabulary import STATIC_OUTCOMES
 from leaderboard import api_common as common
-from leaderboard import exports, feedback, ranking, selectors, services
+from leaderboard import citation, exports, feedback, ranking, selectors, services
+from leaderboard.citation import CitationJSON
 from leaderboard.errata_json import ErratumJSON, erratum_json
 from leaderboard.exports import LeaderboardJSON
 from leaderboard.feedback import ComparisonJSON, PortalRunJSON, ScoreHistoryJSON
@@ -108,6 +109,10 @@ class SubmissionJSON(TypedDict):
         Schema(description="How the portal made it by running a protocol; null for an upload"),
     ]
     breakdowns_hidden: Annotated[str | None, Schema(description="Why the breakdowns are null.")]
+    citation: Annotated[
+        CitationJSON | None,
+        Schema(description="How to cite it: null unless it is a public, released row of the leaderboard"),
+    ]
     status_url: Annotated[str, Schema(format="uri")]
     results_url: Annotated[str, Schema(format="uri")]
     checks: NotRequired[Annotated[list[CheckJSON], Schema(description="The owner's only, once scored.")]]
@@ -134,6 +139,7 @@ def model_card_json(submission: Submission) -> dict[str, Any]:
 
 def submission_json(request: HttpRequest, submission: Submission) -> SubmissionJSON:
     seen = feedback.feedback_for(submission, request.user)
+    results_url = request.build_absolute_uri(submission.get_absolute_url())
     body: SubmissionJSON = {
         "id": submission.pk,
         "status": seen.status,
@@ -151,8 +157,9 @@ def submission_json(request: HttpRequest, submission: Submission) -> SubmissionJ
         "carried_from": submission.carried_from_id,
         "portal_run": feedback.portal_run_mark(submission),
         "breakdowns_hidden": seen.breakdowns_note or None,
+        "citation": citation.citation_for(submission, seen, permalink=results_url),
         "status_url": request.build_absolute_uri(reverse("api:submission_detail", args=[submission.pk])),
-        "results_url": request.build_absolute_uri(submission.get_absolute_url()),
+        "results_url": results_url,
     }
     if seen.disclosure.own_queries:
         # The static checks only; the owner's SQL is theirs already and stays out of the answer.

@@ -19,7 +19,7 @@ from evaluation.scoring.metrics import BOOTSTRAP_RESAMPLES
 from evaluation.scoring.significance import PAIRED_RESAMPLES
 from evaluation.scoring.vocabulary import OUTCOMES
 from evaluation.selectors import changelog_versions, information_bound
-from leaderboard import charts, feedback, presenters, selectors, services
+from leaderboard import charts, citation, feedback, presenters, selectors, services
 from leaderboard.forms import ModelCardForm, SubmissionForm, VerificationForm
 from leaderboard.models import Submission
 from termite_site import ratelimit
@@ -110,6 +110,9 @@ def submission_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "is_owner": request.user == submission.user,
         "feedback": seen,
         "portal_run": feedback.portal_run_mark(submission),
+        "citation": citation.citation_for(
+            submission, seen, permalink=request.build_absolute_uri(submission.get_absolute_url())
+        ),
         "transcript_run": feedback.transcript_run(submission, request.user)
         if submission.is_portal_run
         else None,

@@ -195,11 +195,24 @@ def test_other_users_private_submissions_are_404(client, token, make_submission,
 def test_another_users_public_submission_shows_without_its_receipt(
     client, token, make_submission, other_user
 ):
-    theirs = make_submission(
-        user=other_user, is_public=True, status="scored", scores={"overall": {"ea": 0.5}}
-    )
+    theirs = make_submission(user=other_user, **scored_fields(12))
     body = client.get(reverse("api:submission_detail", args=[theirs.pk]), **auth(token)).json()
-    assert body["receipt"] is None and body["scores"] == {"overall": {"ea": 0.5}}
+    assert body["receipt"] is None and body["scores"] == theirs.scores
+
+
+def test_a_public_result_is_cited_in_the_api_as_on_its_page(client, token, make_submission, other_user):
+    theirs = make_submission(user=other_user, model_name="R&D_bot #2", **scored_fields(12))
+    body = client.get(reverse("api:submission_detail", args=[theirs.pk]), **auth(token)).json()
+    on_the_page = client.get(theirs.get_absolute_url()).context["citation"]
+    assert body["citation"] == json.loads(json.dumps(on_the_page))
+    assert body["citation"]["permalink"] == body["results_url"]
+    assert body["citation"]["rank"] == 1 and body["citation"]["file_sha256"] == theirs.file_sha256
+
+
+def test_a_private_result_is_not_cited_in_the_api_even_to_its_owner(client, token, make_submission):
+    mine = make_submission(**{**scored_fields(12), "is_public": False})
+    body = client.get(reverse("api:submission_detail", args=[mine.pk]), **auth(token)).json()
+    assert body["scores"] is not None and body["citation"] is None
 
 
 def test_an_oversized_upload_is_413(client, token, settings):

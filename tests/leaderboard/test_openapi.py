@@ -18,6 +18,7 @@ from typing_extensions import TypedDict
 
 from evaluation.scoring.scores_json import Schema, ScoresJSON, VisibleScoresJSON
 from leaderboard.api_common import named_as_contracts
+from leaderboard.citation import CitationJSON
 from leaderboard.exports import LeaderboardJSON, LeaderboardRowJSON
 from leaderboard.services import submission_score
 from termite_site.accounts.services import api_token_create
@@ -135,6 +136,7 @@ def test_the_document_describes_the_scores_and_rows_as_typed(document):
     leaderboard = component(document, "Leaderboard")
     assert set(leaderboard["properties"]) == set(LeaderboardJSON.__annotations__)
     assert leaderboard["properties"]["rows"]["items"] == {"$ref": "#/components/schemas/LeaderboardRow"}
+    assert set(component(document, "Citation")["properties"]) == set(CitationJSON.__annotations__)
 
 
 def test_the_breakdowns_of_the_scores_may_be_null_and_list_every_outcome(document):
@@ -194,6 +196,9 @@ def test_the_scores_the_api_returns_match_their_schema(
     answer = client.get(url, HTTP_AUTHORIZATION=f"Bearer {raw}").json()
     assert (answer["scores"]["per_database"] is None) is not public
     assert set(answer["scores"]) == set(component(document, "VisibleScores")["properties"])
+    assert (answer["citation"] is None) is not public
+    if public:
+        assert set(answer["citation"]) == set(component(document, "Citation")["properties"])
     assert violations(answer, component(document, "Submission"), document) == []
 
 

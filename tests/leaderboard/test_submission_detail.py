@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
-import pytest
-from django.urls import reverse
+from datetime import timedelta
 
+import pytest
+from django.conf import settings
+from django.urls import reverse
+from django.utils import timezone
+
+from evaluation.scoring.significance import RANK_RULE
 from leaderboard.services import submission_score
 from tests.evaluation.gold_leaks import assert_no_gold, gold_texts
 from tests.leaderboard.scored import scored_fields
@@ -214,3 +219,74 @@ def test_the_page_says_how_many_questions_have_a_test_suite(client, owner, score
     # The demo benchmark has none: its TS-EA is its EA.
     assert 'id="ts-questions"' in body
     assert "0 of the 23 questions scored have a test suite; the TS-EA of the others is their EA." in body
+
+
+# Cite this result.
+
+
+def test_a_public_result_on_the_leaderboard_offers_its_citation_with_rank_and_rule(
+    client, make_submission, make_team
+):
+    submission = make_submission(
+        model_name="R&D_bot #2", team=make_team("Gruppo {Torino}"), **scored_fields(16, ts=14)
+    )
+    response = client.get(submission.get_absolute_url())
+    body = response.content.decode()
+    cited = response.context["citation"]
+    assert cited["permalink"] == f"http://testserver{submission.get_absolute_url()}"
+    assert (cited["rank"], cited["rank_rule"]) == (1, RANK_RULE)
+    assert cited["ea_ci95"] == submission.scores["overall"]["ea_ci95"]
+    card = body.split('id="cite"')[1].split("</section>")[0]
+    assert f"Rank 1 on the leaderboard, by its rule: {RANK_RULE}." in card
+    # Both forms, each with its copy button; the names escaped for LaTeX, and for HTML on the page.
+    assert 'data-copy="citation-bibtex"' in card and 'data-copy="citation-text"' in card
+    assert f"@misc{{termite-demo-1.0-{submission.pk}," in card
+    assert r"author       = {{Gruppo \{Torino\}}}" in card
+    version = submission.version  # "Termite demo demo-1.0": its name, then its label
+    assert rf"R\&amp;D\_bot \#2 on {version}}}," in card
+    assert f"Gruppo {{Torino}}. R&amp;D_bot #2 on {version}: EA 69.6% (95% CI" in card
+    assert submission.file_sha256 in cited["bibtex"] and submission.file_sha256 in cited["text"]
+
+
+def test_a_private_result_is_never_cited_even_to_its_owner(client, owner, make_submission):
+    submission = make_submission(**{**scored_fields(16), "is_public": False})
+    client.force_login(owner)
+    response = client.get(submission.get_absolute_url())
+    assert response.context["tables"] is not None and response.context["citation"] is None
+    assert 'id="cite"' not in response.content.decode()
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"is_hidden": True},
+        {"released_at": timezone.now() + timedelta(hours=1)},
+    ],
+    ids=["hidden", "not released"],
+)
+def test_a_public_result_off_the_leaderboard_is_not_cited_even_to_staff(
+    client, staff, make_submission, fields
+):
+    submission = make_submission(**scored_fields(16), **fields)
+    client.force_login(staff)
+    response = client.get(submission.get_absolute_url())
+    assert response.context["tables"] is not None and response.context["citation"] is None
+
+
+def test_an_unranked_row_is_cited_with_no_rank(client, make_submission):
+    # Scores stored without a verdict per question: the rule cannot rank them until they are rescored.
+    submission = make_submission(**{**scored_fields(16), "outcomes": None})
+    response = client.get(submission.get_absolute_url())
+    cited = response.context["citation"]
+    assert cited["rank"] is None
+    assert f"unranked ({RANK_RULE})" in cited["text"]
+    assert 'id="citation-rank">Rank: —' in response.content.decode()
+
+
+def test_an_italian_reader_gets_the_card_in_italian_and_the_citation_in_english(client, make_submission):
+    submission = make_submission(**scored_fields(16))
+    client.cookies[settings.LANGUAGE_COOKIE_NAME] = "it"
+    response = client.get(submission.get_absolute_url())
+    card = response.content.decode().split('id="cite"')[1].split("</section>")[0]
+    assert "Cita questo risultato" in card and "Posizione 1 in classifica" in card
+    assert f"rank 1 ({RANK_RULE})" in response.context["citation"]["text"]
