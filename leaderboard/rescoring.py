@@ -4,7 +4,8 @@ A rescoring is one job per submission on the scoring queue. Each job scores the 
 the current scorer and adds the result to the submission's history; a job whose submission already has a
 scoring for this rescoring does nothing, so a rescoring started again after a crash only does what is
 left, and two workers never write twice. The last job to finish records what moved on the public
-leaderboard (rows whose EA changed, and their ranks), for the changelog.
+leaderboard (rows whose EA or rank changed, and their ranks by the leaderboard's rank rule), for the
+changelog.
 
 Carrying: when staff publish a version derived from another and ask for it, each live scored submission
 of the parent is copied (owner, model card, visibility, predictions of the questions the new version
@@ -26,7 +27,9 @@ from evaluation.database_cache import DatabaseUnavailable
 from evaluation.grading import outcome_rows, score_version
 from evaluation.models import BenchmarkVersion
 from evaluation.scoring.score import SCORER_VERSION
+from evaluation.scoring.significance import paired_ranks
 from evaluation.selectors import question_ids_by_database
+from leaderboard.feedback import public_ea_verdicts
 from leaderboard.models import Rescoring, Scoring, Submission
 from leaderboard.queue import enqueue_scoring
 from leaderboard.services import leaderboard_changed, submission_enqueue
@@ -142,41 +145,48 @@ def _finish_if_done(rescoring_id: int) -> None:
 
 
 def _moved(rescoring: Rescoring) -> list[dict[str, Any]]:
-    """The public rows whose EA this rescoring changed, with their ranks among the public rows before and
-    after (best EA first)."""
-    before, after = {}, {}
+    """The public rows whose EA or rank this rescoring changed, with their ranks among the public rows it
+    rescored, before and after, by the leaderboard's rank rule (`significance.paired_ranks`) on the verdicts
+    of the scoring before and of this one."""
+    before: dict[int, Scoring] = {}
+    after: dict[int, Scoring] = {}
+    names = {}
     for submission in Submission.objects.ranked(rescoring.version).filter(pk__in=rescoring.submission_ids):
         history = list(submission.scorings.all())
         new = next((s for s in history if s.rescoring_id == rescoring.pk), None)
         old = [s for s in history if new is not None and (s.scored_at, s.pk) < (new.scored_at, new.pk)]
         if new is None or not old:
             continue
-        before[submission.pk] = (old[-1].scores["overall"]["ea"], submission.model_name)
-        after[submission.pk] = (new.scores["overall"]["ea"], submission.model_name)
+        before[submission.pk], after[submission.pk] = old[-1], new
+        names[submission.pk] = submission.model_name
     rank_before, rank_after = _ranks(before), _ranks(after)
-    return [
+    moved = [
         {
             "submission": pk,
-            "model_name": after[pk][1],
-            "ea_before": before[pk][0],
-            "ea_after": after[pk][0],
-            "rank_before": rank_before[pk],
-            "rank_after": rank_after[pk],
+            "model_name": names[pk],
+            "ea_before": before[pk].scores["overall"]["ea"],
+            "ea_after": after[pk].scores["overall"]["ea"],
+            "rank_before": rank_before.get(pk),
+            "rank_after": rank_after.get(pk),
         }
-        for pk in sorted(after, key=lambda pk: rank_after[pk])
-        if before[pk][0] != after[pk][0] or rank_before[pk] != rank_after[pk]
+        for pk in after
     ]
+    return sorted(
+        (
+            row
+            for row in moved
+            if row["ea_before"] != row["ea_after"] or row["rank_before"] != row["rank_after"]
+        ),
+        key=lambda row: (row["rank_after"] is None, row["rank_after"] or 0, -row["ea_after"]),
+    )
 
 
-def _ranks(eas: dict[int, tuple[float, str]]) -> dict[int, int]:
-    """1 for the best EA; equal EAs share a rank."""
-    ordered = sorted(eas, key=lambda pk: -eas[pk][0])
-    ranks: dict[int, int] = {}
-    for position, pk in enumerate(ordered, start=1):
-        previous = ordered[position - 2] if position > 1 else None
-        same = previous is not None and eas[previous][0] == eas[pk][0]
-        ranks[pk] = ranks[previous] if same and previous is not None else position
-    return ranks
+def _ranks(scorings: dict[int, Scoring]) -> dict[int, int]:
+    """The rank rule over these scorings' verdicts; a scoring stored without verdicts takes no rank."""
+    verdicts = {
+        pk: found for pk, scoring in scorings.items() if (found := public_ea_verdicts(scoring.outcomes))
+    }
+    return paired_ranks(verdicts).ranks
 
 
 def carry_on_publish(

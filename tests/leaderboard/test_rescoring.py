@@ -34,13 +34,18 @@ def scored(make_submission, predictions, **fields) -> Submission:
 
 
 def as_if_an_older_scorer_scored_it(submission: Submission, *, ea: float) -> None:
-    """What a scorer before TS-EA stored: its version, no TS-EA, and (here) another EA."""
+    """What a scorer before TS-EA stored: its version, no TS-EA, and (here) another EA, with the verdicts per
+    question that give it (the first questions right), which the rank rule reads."""
     scores = {**submission.scores, "scorer_version": OLDER}
     scores["overall"] = {
         key: value for key, value in scores["overall"].items() if not key.startswith("ts_")
     } | {"ea": ea}
-    Submission.objects.filter(pk=submission.pk).update(scorer_version=OLDER, scores=scores, ea=ea)
-    submission.scorings.update(scorer_version=OLDER, scores=scores)
+    right = round(ea * len(submission.outcomes))
+    outcomes = [{**line, "ea": n < right} for n, line in enumerate(submission.outcomes)]
+    Submission.objects.filter(pk=submission.pk).update(
+        scorer_version=OLDER, scores=scores, ea=ea, outcomes=outcomes
+    )
+    submission.scorings.update(scorer_version=OLDER, scores=scores, outcomes=outcomes)
 
 
 @pytest.fixture
