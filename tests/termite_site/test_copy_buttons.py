@@ -78,14 +78,19 @@ def test_a_submission_has_a_button_for_its_files_sha256_and_its_transcripts(clie
         transcript_sha256=TRANSCRIPT_SHA256,
         **scored_fields(15),
     )
-    assert buttons_on(client.get(submission.get_absolute_url())) == {
-        "file-sha256": ("Copy the sha256 of the predictions file", FILE_SHA256),
-        "portal-transcript-sha256": ("Copy the sha256 of the transcript", TRANSCRIPT_SHA256),
-    }
+    buttons = buttons_on(client.get(submission.get_absolute_url()))
+    # Beside the two citations of a public ranked row (tests/leaderboard/test_citation.py).
+    assert set(buttons) == {"file-sha256", "portal-transcript-sha256", "citation-bibtex", "citation-text"}
+    assert (buttons["file-sha256"], buttons["portal-transcript-sha256"]) == (
+        ("Copy the sha256 of the predictions file", FILE_SHA256),
+        ("Copy the sha256 of the transcript", TRANSCRIPT_SHA256),
+    )
 
 
-def test_an_uploaded_submission_has_a_button_for_its_files_sha256_only(client, make_submission):
-    submission = make_submission(file_sha256=FILE_SHA256, **scored_fields(15))
+def test_an_uploaded_private_submission_has_a_button_for_its_files_sha256_only(client, make_submission):
+    """No transcript, and no citation: a private submission cannot be cited."""
+    submission = make_submission(file_sha256=FILE_SHA256, **{**scored_fields(15), "is_public": False})
+    client.force_login(submission.user)
     assert set(buttons_on(client.get(submission.get_absolute_url()))) == {"file-sha256"}
 
 
