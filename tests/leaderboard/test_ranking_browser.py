@@ -162,3 +162,16 @@ def test_a_first_visit_sorts_the_table_before_plotly_arrives(page, browser, live
     chart_drawn(visitor, "databases-chart")
     chart_drawn(visitor, "progress-chart")
     visitor.context.close()
+
+
+def test_a_rank_says_which_rows_are_better_on_hover_and_on_keyboard_focus(page):
+    """Delta (5 right of 23) is shown worse than the three others, which no test tells apart."""
+    delta = page.locator("#leaderboard tbody tr", has_text="Delta").locator(".rank-why")
+    assert delta.inner_text() == "4"
+    why = delta.get_attribute("title")
+    assert why.startswith("Significantly better: ") and all(name in why for name in ("Alfa", "Beta", "Gamma"))
+    page.keyboard.press("Tab")  # a real keyboard focus, so that :focus-visible applies
+    delta.focus()
+    assert delta.evaluate("el => getComputedStyle(el, '::after').content") == f'"{why}"'
+    alfa = page.locator("#leaderboard tbody tr", has_text="Alfa").locator(".rank-why")
+    assert alfa.get_attribute("title") == "No row is significantly better."
