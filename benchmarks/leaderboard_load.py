@@ -29,7 +29,7 @@ def seed(count: int) -> str:
     from leaderboard.models import Submission
     from termite_site.accounts.models import Team, User
 
-    version = demo_benchmark_load()
+    version = demo_benchmark_load(kind="sealed")  # the sealed rule, production's case
     users = User.objects.bulk_create(
         User(username=f"ricercatore{n}", email=f"r{n}@example.org", password="!") for n in range(50)
     )

@@ -31,7 +31,7 @@ def prepare() -> tuple[str, bytes]:
     from termite_site.accounts.models import User
     from termite_site.accounts.services import api_token_create
 
-    demo_benchmark_load()
+    demo_benchmark_load(kind="sealed")  # the sealed rule, production's case
     user = User.objects.create_user("carico", "carico@example.org", "not-used-" + uuid.uuid4().hex)
     lines = [json.dumps({"question_id": qid, "sql": sql}) for qid, sql in demo_gold().items()]
     return api_token_create(user=user, name="load")[1], "\n".join(lines).encode()
