@@ -701,20 +701,55 @@ def forget(label: str) -> None:
 
 
 def cached(label: str, kind: str, build: Callable[[], T]) -> T:
-    """`build()`, cached for the version `label` as `kind` ("rows", "csv", ...) until `forget(label)`."""
+    """`build()`, cached for the version `label` as `kind` ("rows", "csv", ...) until `forget(label)`.
+
+    Stale while revalidating: after a change, one request builds the new value (it holds the key's build
+    lock) while every other one is served the value built before the change, if there is one, rather than
+    building it too: a burst of visitors right after a submission is scored waits for no render."""
     try:
         key = cache_key(label, kind)
         value: T | None = cache.get(key)
     except Exception as error:  # a cache outage makes the leaderboard slower, never unavailable
         logger.warning("leaderboard cache unavailable (%s)", type(error).__name__)
         return build()
-    if value is None:
+    if value is not None:
+        return value
+    previous, lock = _previous_key(label, kind), f"{key}:building"
+    try:
+        building = not cache.add(lock, 1, timeout=_BUILD_LOCK_SECONDS)  # another request builds it
+        stale: T | None = cache.get(previous) if building else None
+    except Exception as error:
+        logger.warning("leaderboard cache unavailable (%s)", type(error).__name__)
+        building, stale = True, None
+    if stale is not None:
+        return stale
+    try:
         value = build()
-        try:
-            cache.set(key, value, CACHE_SECONDS)
-        except Exception as error:
-            logger.warning("leaderboard cache unavailable (%s)", type(error).__name__)
+        cache.set_many({key: value, previous: value}, CACHE_SECONDS)
+    except Exception as error:
+        if value is None:  # the build itself failed: that is no cache outage
+            raise
+        logger.warning("leaderboard cache unavailable (%s)", type(error).__name__)
+    finally:
+        if not building:
+            _forget_quietly(lock)
     return value
+
+
+# How long a builder may hold a key's build lock: past it (a builder that died), another request builds.
+_BUILD_LOCK_SECONDS = 30
+
+
+def _previous_key(label: str, kind: str) -> str:
+    """Where the latest value built for (label, kind) stays whatever the token: what is served stale."""
+    return f"leaderboard:v{_SCHEMA}:{SCORER_VERSION}:{label}:previous:{kind}"
+
+
+def _forget_quietly(key: str) -> None:
+    try:
+        cache.delete(key)
+    except Exception as error:
+        logger.warning("leaderboard cache unavailable (%s)", type(error).__name__)
 
 
 # Whole answers for anonymous visitors (termite_site/cached_page.py), one per language and address. An

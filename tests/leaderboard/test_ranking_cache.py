@@ -452,3 +452,33 @@ def test_the_json_export_is_kept_gzipped_and_served_plain_to_a_client_without_gz
         assert gzip.decompress(zipped.content) == plain.content
         assert [row["model_name"] for row in plain.json()["rows"]] == ["Prima"]
         assert "Accept-Encoding" in zipped["Vary"] and zipped["Content-Type"] == "application/json"
+
+
+def test_while_one_request_renders_a_changed_ranking_the_others_get_the_previous_one(demo_version):
+    """Stale while revalidating, one renderer per key: after a change, a request that finds another
+    building the new value is served the value built before the change, and builds nothing."""
+    builds = []
+
+    def build(value: str):
+        def make() -> str:
+            builds.append(value)
+            return value
+
+        return make
+
+    assert ranking.cached("demo-1.0", "probe", build("before")) == "before"
+    leaderboard_changed(version=demo_version)
+    key = ranking.cache_key("demo-1.0", "probe")
+    assert cache.add(f"{key}:building", 1)  # another request is rendering the new value
+    assert ranking.cached("demo-1.0", "probe", build("after")) == "before"
+    assert builds == ["before"]
+    cache.delete(f"{key}:building")  # it is done (here: it died; the next request builds)
+    assert ranking.cached("demo-1.0", "probe", build("after")) == "after"
+    assert ranking.cached("demo-1.0", "probe", build("again")) == "after"
+    assert builds == ["before", "after"]
+
+
+def test_with_nothing_built_before_a_request_builds_rather_than_wait(demo_version):
+    key = ranking.cache_key("demo-1.0", "probe-new")
+    assert cache.add(f"{key}:building", 1)
+    assert ranking.cached("demo-1.0", "probe-new", lambda: "built") == "built"
