@@ -136,6 +136,10 @@ def test_the_groups_come_folded_and_one_click_unfolds_them(page):
     page.check('input[name=hide][value="hardness"]')
     page.check('input[name=hide][value="tags"]')
     assert query(page) == {}  # the default again: one address for it
+    # The row of group headings shows while a group does, and no empty row is left once none does.
+    assert page.is_visible("#leaderboard tr.groups")
+    page.check('input[name=hide][value="spider"]')
+    assert not page.is_visible("#leaderboard tr.groups")
 
 
 def test_the_charts_are_drawn(page):
