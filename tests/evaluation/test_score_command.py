@@ -154,7 +154,7 @@ def test_questions_needs_json(demo_version, tmp_path):
 
 def test_it_runs_no_system_check_even_from_the_command_line(demo_version, tmp_path, monkeypatch):
     """Django's checks would import the whole site to check its URLs (every view, the API, the charts):
-    most of the command's start-up, for nothing scoring uses (benchmarks/score_command.py)."""
+    a third of the command's time, for nothing scoring uses (benchmarks/score_command.py)."""
 
     def run_checks(*args, **kwargs):
         raise AssertionError("the system checks ran")
