@@ -146,8 +146,9 @@ def print_import_times(env: dict[str, str], arguments: list[str], directory: Pat
     print(f"{'module':<44} {'cumulative ms':>13} {'self ms':>8}  imported by")
     for found in sorted(imports, key=lambda found: found.cumulative_us, reverse=True)[:TOP_MODULES]:
         importer = importers.get(found.module) or "-"  # "-": before the recorder, at the interpreter's start
+        importer = "manage.py" if importer == "__main__" else importer
         print(
-            f"{found.module:<44} {found.cumulative_us / 1000:>13.1f} {found.self_us / 1000:>8.1f}  {importer.replace('__main__', 'manage.py')}"
+            f"{found.module:<44} {found.cumulative_us / 1000:>13.1f} {found.self_us / 1000:>8.1f}  {importer}"
         )
 
 
