@@ -6,7 +6,8 @@ import json
 from io import StringIO
 
 import pytest
-from django.core.management import CommandError, call_command
+from django.core import checks
+from django.core.management import CommandError, call_command, load_command_class
 
 from tests.demo import demo_gold
 
@@ -149,3 +150,20 @@ def test_questions_adds_each_questions_verdict_to_the_json(demo_version, tmp_pat
 def test_questions_needs_json(demo_version, tmp_path):
     with pytest.raises(CommandError, match="--json"):
         score(write_jsonl(tmp_path / "p.jsonl", demo_gold()), "--questions")
+
+
+def test_it_runs_no_system_check_even_from_the_command_line(demo_version, tmp_path, monkeypatch):
+    """Django's checks would import the whole site to check its URLs (every view, the API, the charts):
+    a third of the command's time, for nothing scoring uses (benchmarks/score_command.py)."""
+
+    def run_checks(*args, **kwargs):
+        raise AssertionError("the system checks ran")
+
+    monkeypatch.setattr(checks, "run_checks", run_checks)
+    command = load_command_class("evaluation", "score")
+    # The options as the command line gives them (call_command would skip the checks anyway).
+    argv = [str(write_jsonl(tmp_path / "p.jsonl", demo_gold()))]
+    options = vars(command.create_parser("manage.py", "score").parse_args(argv))
+    out = StringIO()
+    command.execute(**{**options, "stdout": out})
+    assert "overall" in out.getvalue()

@@ -24,6 +24,10 @@ class Command(BenchmarkCommand):
         "(a folder or zip of <db>/predict.txt, one SQL<TAB>db per line in question order). Prints EA per "
         "database and overall, or with --json one JSON object. Exit 0 whenever scoring ran."
     )
+    # It only reads the store. Django's checks would import the whole site to check its URLs (every view,
+    # the API, the charts): a third of a run's time, for nothing scoring uses. `manage.py check` and the
+    # other commands still run them.
+    requires_system_checks: list[str] = []
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("predictions", type=Path)
