@@ -143,7 +143,7 @@ class Portal:
 
 @dataclass
 class Load:
-    seconds: float
+    seconds: float  # from the first request sent to the last answer
     latencies: list[float] = field(default_factory=list)
     body_bytes: int = 0  # of the 200 answers, as sent (compressed when the server compressed them)
     failures: Counter = field(default_factory=Counter)  # (path, status or exception name) -> count
@@ -222,6 +222,9 @@ def hammer(
         thread.start()
     for thread in threads:
         thread.join()
+    # The last answers may come after `seconds` (a server that falls behind keeps clients waiting): the
+    # rate is over the time until the last one.
+    load.seconds = seconds + time.monotonic() - stop_at
     return load
 
 
