@@ -249,6 +249,17 @@ def main() -> None:
                 visitors=visitors,
             )
 
+        # Before churn adds any row.
+        for name, shown in (
+            (first_page, f"the first 100 of {args.submissions} rows"),
+            ("/leaderboard/?all=1", f"all {args.submissions} rows"),
+        ):
+            times = sorted(cold_request(portal.url + pages[name])[0] for _ in range(COLD_RENDERS))
+            print(
+                f"cold render (empty cache) of {name} ({shown}): median "
+                f"{1000 * statistics.median(times):.0f} ms, best {1000 * times[0]:.0f} ms, worst "
+                f"{1000 * times[-1]:.0f} ms of {COLD_RENDERS}"
+            )
         # After the cold requests above: this visit warms the page too, as the anonymous loads found it.
         signed_in = first_visits(portal.url + first_page, seeded.sessions(args.users))
         print(
@@ -276,23 +287,11 @@ def main() -> None:
         for client, load in others.items():
             print(load.line(f"{first_page} ({client})"))
             print(
-                f"    against the anonymous page (Python): throughput {load.requests_per_second / base.requests_per_second:.2f}x, "
+                f"    against the anonymous page (Python): throughput {load.requests_per_second / base.requests_per_second:.3f}x, "
                 f"p99 {load.percentile(99) / base.percentile(99):.2f}x"
             )
             table.append(row(first_page, client, "", load, sizes[first_page]))
 
-        ranked = seeded.made  # churn's rows too
-        settle(portal.url + first_page, BROWSER)
-        for name, shown in (
-            (first_page, f"the first 100 of {ranked} rows"),
-            ("/leaderboard/?all=1", f"all {ranked} rows"),
-        ):
-            times = sorted(cold_request(portal.url + pages[name])[0] for _ in range(COLD_RENDERS))
-            print(
-                f"cold render (empty cache) of {name} ({shown}): median "
-                f"{1000 * statistics.median(times):.0f} ms, best {1000 * times[0]:.0f} ms, worst "
-                f"{1000 * times[-1]:.0f} ms of {COLD_RENDERS}"
-            )
         print()
         print(
             "| endpoint | client | empty cache | requests/s | p50 | p99 | sent per answer (wrk: with headers) "
