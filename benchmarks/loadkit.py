@@ -2,7 +2,8 @@
 
 `Portal` sets up a scratch PostgreSQL database and data folder, runs migrations and the demo content in
 this process, then starts gunicorn (and optionally rq workers) as real processes on 127.0.0.1.
-`hammer` sends GET requests from threads, each with its own keep-alive connection, for a fixed time.
+`hammer` sends GET requests from threads, each with its own keep-alive connection, for a fixed time;
+`wrk` has Debian's C client send them, when it is installed (`wrk_installed`).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import shutil
 import signal
 import socket
 import statistics
@@ -21,6 +23,7 @@ import time
 import urllib.error
 import urllib.request
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -140,7 +143,7 @@ class Portal:
 
 @dataclass
 class Load:
-    seconds: float
+    seconds: float  # from the first request sent to the last answer
     latencies: list[float] = field(default_factory=list)
     body_bytes: int = 0  # of the 200 answers, as sent (compressed when the server compressed them)
     failures: Counter = field(default_factory=Counter)  # (path, status or exception name) -> count
@@ -171,16 +174,24 @@ class Load:
 
 
 def hammer(
-    base_url: str, paths: list[str], *, users: int, seconds: float, headers: dict[str, str] | None = None
+    base_url: str,
+    paths: list[str],
+    *,
+    users: int,
+    seconds: float,
+    headers: dict[str, str] | None = None,
+    visitors: Sequence[dict[str, str]] = (),
 ) -> Load:
     """`users` threads, each cycling through `paths` with one keep-alive connection, for `seconds`, sending
-    `headers` with each request."""
+    `headers` with each request. With `visitors`, thread n also sends `visitors[n % len(visitors)]`: a
+    visitor's own headers, such as the session cookie of a signed-in user."""
     host, port = base_url.removeprefix("http://").split(":")
     load = Load(seconds=seconds)
     lock = threading.Lock()
     stop_at = time.monotonic() + seconds
 
     def user(offset: int) -> None:
+        own_headers = {**(headers or {}), **(visitors[offset % len(visitors)] if visitors else {})}
         connection = http.client.HTTPConnection(host, int(port), timeout=30)
         n = offset
         while time.monotonic() < stop_at:
@@ -189,7 +200,7 @@ def hammer(
             started = time.perf_counter()
             size = 0
             try:
-                connection.request("GET", path, headers=headers or {})
+                connection.request("GET", path, headers=own_headers)
                 response = connection.getresponse()
                 size = len(response.read())
                 outcome = response.status
@@ -211,6 +222,9 @@ def hammer(
         thread.start()
     for thread in threads:
         thread.join()
+    # The last answers may come after `seconds` (a server that falls behind keeps clients waiting): the
+    # rate is over the time until the last one.
+    load.seconds = seconds + time.monotonic() - stop_at
     return load
 
 
@@ -257,6 +271,11 @@ class WrkLoad:
             f"p50 {1000 * self.p50:>6.1f} ms  p99 {1000 * self.p99:>7.1f} ms  "
             f"mean {1000 * self.mean:>6.1f} ms  errors {self.errors}"
         )
+
+
+def wrk_installed() -> bool:
+    """Whether Debian's `wrk` is on the PATH: without it the load benchmarks run the Python clients alone."""
+    return shutil.which("wrk") is not None
 
 
 def wrk(url: str, *, users: int, seconds: float, headers: dict[str, str] | None = None) -> WrkLoad:

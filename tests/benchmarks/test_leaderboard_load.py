@@ -1,0 +1,88 @@
+"""`benchmarks/leaderboard_load.py`: which clients load the leaderboard, and the rows it seeds."""
+
+from __future__ import annotations
+
+import random
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from benchmarks import leaderboard_load, loadkit
+from evaluation.models import BenchmarkVersion
+from leaderboard.feedback import public_ea_verdicts
+from termite_site.accounts.models import Team, User
+from tests.leaderboard.scored import QUESTIONS
+
+
+class Answers(BaseHTTPRequestHandler):
+    """A page that is always there, and the Cookie header of every request for it."""
+
+    cookies: list[str] = []
+
+    def do_GET(self) -> None:
+        self.cookies.append(self.headers.get("Cookie", ""))
+        body = b"classifica"
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args) -> None:  # quiet: a test's output is its assertions
+        pass
+
+
+@pytest.fixture
+def site():
+    """An HTTP server on 127.0.0.1 in this process (threads, no process): its base URL."""
+    Answers.cookies = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Answers)
+    thread = threading.Thread(target=server.serve_forever)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+    server.server_close()
+    thread.join()
+
+
+def test_without_wrk_it_says_so_and_the_python_clients_load_the_page(monkeypatch, capsys, site):
+    monkeypatch.setattr(loadkit.shutil, "which", lambda name: None)
+
+    loaders = leaderboard_load.clients(site, users=2, seconds=0.3)
+    load = loaders["Python"]("/leaderboard/")
+
+    assert list(loaders) == ["Python"]
+    assert "wrk is not installed" in capsys.readouterr().out
+    assert load.latencies and load.errors == 0
+
+
+def test_with_wrk_installed_wrk_loads_first_then_the_python_clients(monkeypatch, capsys):
+    monkeypatch.setattr(loadkit.shutil, "which", lambda name: f"/usr/bin/{name}")
+
+    assert list(leaderboard_load.clients("http://127.0.0.1:9", users=2, seconds=1)) == ["wrk", "Python"]
+    assert capsys.readouterr().out == ""
+
+
+def test_each_python_client_sends_its_own_visitors_cookie(site):
+    visitors = [{"Cookie": "sessionid=anna"}, {"Cookie": "sessionid=bruno"}, {"Cookie": "sessionid=carla"}]
+
+    load = loadkit.hammer(site, ["/leaderboard/"], users=3, seconds=0.3, visitors=visitors)
+
+    assert load.errors == 0
+    assert set(Answers.cookies) == {"sessionid=anna", "sessionid=bruno", "sessionid=carla"}
+
+
+def test_a_seeded_submissions_verdicts_per_question_agree_with_its_ea():
+    version = BenchmarkVersion(label="demo-1.0")
+    rng = random.Random(7)
+    rows = [
+        leaderboard_load.scored_submission(rng, n, version=version, users=[User()], teams=[Team()])
+        for n in range(50)
+    ]
+
+    for submission in rows:
+        verdicts = public_ea_verdicts(submission.outcomes)
+        assert verdicts is not None and len(verdicts) == QUESTIONS  # what the rank rule reads
+        assert sum(verdicts.values()) / QUESTIONS == submission.ea == submission.scores["overall"]["ea"]
+        assert submission.scores["version"] == "demo-1.0"
+    assert len({submission.ea for submission in rows}) > 10  # a ranking, not a tie
