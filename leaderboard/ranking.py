@@ -252,10 +252,15 @@ class Leaderboard:
     def hardness_levels(self) -> tuple[str, ...]:
         return HARDNESS_LEVELS
 
-    def better_names(self, row: Row) -> list[str]:
-        """The rows significantly better than `row`, as "#id model", for its rank's explanation."""
-        names = {other.submission_id: other.model_name for other in self.rows if other.submission_id}
-        return [f"#{pk} {names[pk]}" for pk in row.significantly_better if pk in names]
+    def better_names(self) -> dict[int, list[str]]:
+        """By submission id, the rows significantly better than that row, as "#id model": each rank's
+        explanation, for every row at once (the names read once, not once per row)."""
+        names = {row.submission_id: row.model_name for row in self.rows if row.submission_id is not None}
+        return {
+            pk: [f"#{better} {names[better]}" for better in row.significantly_better if better in names]
+            for row in self.rows
+            if (pk := row.submission_id) is not None
+        }
 
     @property
     def shows_after_cutoff(self) -> bool:

@@ -247,6 +247,7 @@ def _page(version: BenchmarkVersion) -> Page:
         board = ranking.leaderboard_for(version=version)
         template = get_template("leaderboard/_ranking_row.html")
         baseline = _("baseline")
+        better = board.better_names()
         return Page(
             board=board,
             rows_html=[
@@ -256,7 +257,7 @@ def _page(version: BenchmarkVersion) -> Page:
                             "row": row,
                             "position": i,
                             "after_cutoff": board.shows_after_cutoff,
-                            "better": board.better_names(row),
+                            "better": better.get(row.submission_id, []) if row.submission_id else [],
                         }
                     )
                 )
