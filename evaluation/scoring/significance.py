@@ -23,12 +23,14 @@ number of pairs compared, so that "rank 3" means "two systems are shown to be be
 from __future__ import annotations
 
 import bisect
+import functools
 import math
 import random
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Generic, TypeVar
 
+import numpy
 from typing_extensions import TypedDict
 
 from evaluation.scoring.metrics import BOOTSTRAP_SEED, binomial_cdf, percentile_interval
@@ -120,6 +122,7 @@ def paired_test(pairs: Pairs, *, resamples: int = PAIRED_RESAMPLES, seed: int = 
     )
 
 
+@functools.lru_cache(maxsize=1 << 16)  # (202 + 1) ** 2 pairs of counts for Termite's 202 questions
 def mcnemar_p(only_a: int, only_b: int) -> float:
     """The two-sided p-value of McNemar's exact test: min(1, 2 P(X <= min(b, c))), X ~ Binomial(b + c,
     1/2); 1.0 when the verdicts never differ. Exact: the tail is a sum of integers over 2 ** (b + c)."""
@@ -194,32 +197,46 @@ def paired_ranks(
     p(j), j <= i, is below level / (m - j + 1). That is one threshold, the first p-value that is not, which
     `threshold` keeps so that a single pair can be judged alike later. The better system of a significant
     pair is the one right alone on more questions. A system's rank is 1 + the number of systems
-    significantly better than it."""
+    significantly better than it.
+
+    A board has up to a million pairs, so they are counted at once as matrices: with R (right) and W
+    (scored and wrong) as systems x questions 0/1 matrices, R @ W.T holds, for each pair (a, b), the
+    questions a alone is right on among those scored for both. A p-value depends only on the two counts,
+    and there are far fewer distinct pairs of counts than pairs of systems: each is computed once."""
     keys = list(verdicts)
+    n = len(keys)
     questions = {question: i for i, question in enumerate(sorted({q for v in verdicts.values() for q in v}))}
-    scored = {key: _mask(questions[q] for q in verdicts[key]) for key in keys}
-    right = {key: _mask(questions[q] for q, ok in verdicts[key].items() if ok) for key in keys}
-    p_values: dict[tuple[int, int], float] = {}
-    tests: list[tuple[float, K, K]] = []  # (p-value, the better, the other) of each pair
-    for i, a in enumerate(keys):
-        for b in keys[i + 1 :]:
-            common = scored[a] & scored[b]
-            only_a = (right[a] & ~right[b] & common).bit_count()
-            only_b = (right[b] & ~right[a] & common).bit_count()
-            counts = (only_a, only_b)
-            if counts not in p_values:
-                p_values[counts] = mcnemar_p(only_a, only_b)
-            tests.append((p_values[counts], a, b) if only_a >= only_b else (p_values[counts], b, a))
-    threshold = holm_threshold(sorted(p for p, _, _ in tests), level=level)
-    better: dict[K, list[K]] = {key: [] for key in keys}
-    for p, winner, loser in sorted(tests, key=lambda test: test[0]):
-        if p < threshold:
-            better[loser].append(winner)
-    order = {key: position for position, key in enumerate(keys)}
+    # Each system's verdicts as one byte per question (0: not scored, 1: wrong, 2: right), read by numpy
+    # in one piece: a Python loop per cell would cost more than all the arithmetic below.
+    rows = []
+    for key in keys:
+        row = bytearray(len(questions))
+        for question, ok in verdicts[key].items():
+            row[questions[question]] = 2 if ok else 1
+        rows.append(row)
+    codes = numpy.frombuffer(b"".join(rows), dtype=numpy.uint8).reshape(n, len(questions))
+    right, wrong = ((codes == code).astype(numpy.float32) for code in (2, 1))
+    # Exact: sums of at most len(questions) ones, far below float32's 2 ** 24.
+    alone = (right @ wrong.T).astype(numpy.int32)  # alone[a, b]: questions a alone is right on
+    fewer, more = numpy.minimum(alone, alone.T), numpy.maximum(alone, alone.T)
+    width = len(questions) + 1
+    pair_counts = fewer * width + more  # the p-value's key: it is symmetric in the two counts
+    upper = numpy.triu_indices(n, k=1)
+    multiplicity = numpy.bincount(pair_counts[upper], minlength=width * width)
+    present = numpy.flatnonzero(multiplicity)
+    p_of = numpy.ones(width * width)
+    p_of[present] = [mcnemar_p(*divmod(int(key), width)) for key in present]
+    by_p = sorted(zip(p_of[present].tolist(), multiplicity[present].tolist(), strict=True))
+    threshold = holm_threshold_counted(by_p, level=level)
+    # A pair with equal counts has p = 1 and is never significant, so "more alone" names the better one.
+    beats = (p_of[pair_counts] < threshold) & (alone > alone.T)  # beats[a, b]: a is better than b
+    systems = numpy.empty(n, dtype=object)
+    systems[:] = keys  # filled after creation, so that a tuple key stays one element
+    better = {key: tuple(systems[column].tolist()) for key, column in zip(keys, beats.T, strict=True)}
     return PairedRanks(
         ranks={key: 1 + len(better[key]) for key in keys},
-        better={key: tuple(sorted(better[key], key=order.__getitem__)) for key in keys},
-        comparisons=len(tests),
+        better=better,
+        comparisons=n * (n - 1) // 2,
         threshold=threshold,
     )
 
@@ -228,15 +245,16 @@ def holm_threshold(p_values: list[float], *, level: float = SIGNIFICANCE_LEVEL) 
     """Holm's step-down procedure over sorted p-values, as one threshold: the first p(i) that is not below
     level / (m - i + 1); every p-value below it is significant, none at or above it. 1.0 when all are
     (each is below `level` then)."""
-    m = len(p_values)
-    for i, p in enumerate(p_values):
-        if p >= level / (m - i):
+    return holm_threshold_counted([(p, 1) for p in p_values], level=level)
+
+
+def holm_threshold_counted(p_values: list[tuple[float, int]], *, level: float = SIGNIFICANCE_LEVEL) -> float:
+    """`holm_threshold` over sorted p-values given with how many pairs have each. Within a run of equal
+    p-values the bound level / (m - i + 1) only grows, so the run's first place decides for all of it."""
+    m = sum(count for _p, count in p_values)
+    place = 0
+    for p, count in p_values:
+        if p >= level / (m - place):
             return p
+        place += count
     return 1.0
-
-
-def _mask(positions: Iterable[int]) -> int:
-    mask = 0
-    for position in positions:
-        mask |= 1 << position
-    return mask

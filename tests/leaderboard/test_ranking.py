@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import random
 from datetime import date, timedelta
 
 import pytest
@@ -81,6 +83,38 @@ def test_holms_threshold_is_the_first_p_value_not_below_its_share_of_the_level()
     assert holm_threshold([0.02, 0.03]) == 1.0  # 0.02 < 0.05 / 2, then 0.03 < 0.05 / 1
     assert holm_threshold([0.03, 0.04]) == 0.03  # 0.03 is not below 0.05 / 2: neither is significant
     assert holm_threshold([]) == 1.0
+
+
+def rank_rule_pair_by_pair(verdicts: dict[int, dict[str, bool]]) -> tuple[dict, float]:
+    """The rank rule as its definition reads: McNemar on each pair's common questions, Holm over all."""
+    tests = []
+    for a, b in itertools.combinations(verdicts, 2):
+        pairs = Pairs.of((verdicts[a][q], verdicts[b][q]) for q in verdicts[a].keys() & verdicts[b].keys())
+        winner, loser = (a, b) if pairs.only_a >= pairs.only_b else (b, a)
+        tests.append((mcnemar_p(pairs.only_a, pairs.only_b), winner, loser))
+    threshold = holm_threshold(sorted(p for p, _, _ in tests))
+    better: dict[int, list[int]] = {key: [] for key in verdicts}
+    for p, winner, loser in tests:
+        if p < threshold:
+            better[loser].append(winner)
+    return {key: tuple(sorted(found)) for key, found in better.items()}, threshold
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_rank_rule_counted_as_matrices_agrees_with_its_definition_pair_by_pair(seed):
+    """Systems of every strength on 60 questions, some not scored for every system (a question added
+    later), many pairs with equal counts: the rule gives what testing each pair on its own gives."""
+    rng = random.Random(seed)
+    questions = [f"q{n:02d}" for n in range(60)]
+    verdicts = {
+        system: {q: rng.random() < strength for q in questions if q < "q50" or rng.random() < 0.5}
+        for system, strength in enumerate(rng.choice((0.1, 0.4, 0.6, 0.95)) for _ in range(40))
+    }
+    rule = paired_ranks(verdicts)
+    better, threshold = rank_rule_pair_by_pair(verdicts)
+    assert (rule.better, rule.threshold, rule.comparisons) == (better, threshold, 40 * 39 // 2)
+    assert rule.ranks == {key: 1 + len(found) for key, found in better.items()}
+    assert any(rule.better.values()), "the boards must have significant pairs for the check to tell"
 
 
 def test_baselines_and_rows_without_verdicts_take_no_rank_and_rows_follow_their_rank_then_ea(
