@@ -94,6 +94,14 @@ TEMPLATES = [
             ],
         },
     },
+    {
+        # Only the templates one render of the ranking repeats per row (leaderboard/jinja_environment.py).
+        "NAME": "jinja2",
+        "BACKEND": "django.template.backends.jinja2.Jinja2",
+        "DIRS": [BASE_DIR / "templates" / "jinja2"],
+        "APP_DIRS": False,
+        "OPTIONS": {"environment": "leaderboard.jinja_environment.environment"},
+    },
 ]
 
 DATABASE_URL = env_str("DATABASE_URL")

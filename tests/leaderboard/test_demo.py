@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from django.utils.html import escape
 
 from evaluation import services as evaluation_services
 from evaluation.models import NeighbourDatabase
@@ -119,7 +118,7 @@ def test_the_demo_baseline_is_marked_and_unranked_on_the_page_and_in_the_exports
     response = client.get("/leaderboard/")
     body = response.content.decode()
     assert row_ranks(response) == {
-        escape("Oracolo (the demo's own answers)"): "1",
+        "Oracolo (the demo's own answers)": "1",
         "Metà e metà": "2",  # the oracle is shown better than each of the others; they are not told apart
         "GPT-3.5": "—",
         "Solo domande facili": "2",
