@@ -355,30 +355,6 @@ class Leaderboard:
         return sorted(sizes, key=lambda size: (parameters(size) is None, parameters(size) or 0, size))
 
 
-def paired_rank_rule(rows: Sequence[Row], verdicts: Mapping[int, dict[str, bool]]) -> PairedRanks[int]:
-    """The rank rule (`significance.paired_ranks`) over the rows that have verdicts per question: never a
-    baseline, which was not scored here."""
-    ids = [row.submission_id for row in rows if row.submission_id is not None]
-    return paired_ranks({pk: verdicts[pk] for pk in ids if pk in verdicts})
-
-
-def ranked_rows(rows: Sequence[Row], rule: PairedRanks[int]) -> list[Row]:
-    """`rows` (best EA first) with their ranks and the rows significantly better than each, ordered by rank
-    and by EA within a rank; a row without verdicts, unranked, after the ranked ones."""
-    placed = [
-        replace(
-            row,
-            rank=rule.ranks.get(row.submission_id) if row.submission_id is not None else None,
-            significantly_better=rule.better.get(row.submission_id, ())
-            if row.submission_id is not None
-            else (),
-        )
-        for row in rows
-    ]
-    # sorted() is stable: within a rank, the rows keep their order by EA.
-    return sorted(placed, key=lambda row: (row.rank is None, row.rank or 0))
-
-
 def baseline_overall(per_database: dict[str, float], question_counts: dict[str, int]) -> float:
     """The overall EA of per-database numbers: their mean weighted by each database's questions.
 
@@ -394,7 +370,7 @@ def baseline_overall(per_database: dict[str, float], question_counts: dict[str, 
 
 
 def build_leaderboard(*, version: BenchmarkVersion) -> Leaderboard:
-    """The ranking of `version` from the database, in four queries whatever the number of rows; two
+    """The ranking of `version` from the database, in three queries whatever the number of rows; one
     more when a row's training cutoff comes before a database was added (its EA after the cutoff)."""
     counted = version.databases.order_by("slug").annotate(n=Count("questions"))
     question_counts, added_on = {}, {}
@@ -407,11 +383,19 @@ def build_leaderboard(*, version: BenchmarkVersion) -> Leaderboard:
     pending = [item["released_at"] for item in items if item["released_at"] and item["released_at"] > now]
     if pending:
         _expire_at(version.label, min(pending))
-    rows = [_submission_row(item, databases) for item in items if item["released_at"] not in pending]
-    verdicts = _ea_verdicts(rows)
+    items = [item for item in items if item["released_at"] not in pending]
+    # Each row's EA verdict per question, for the rank rule and the EA after a cutoff: aggregates of what
+    # the public breakdowns show already (`feedback.public_ea_verdicts`). A row stored without them has no
+    # rank.
+    verdicts = {
+        item["pk"]: found for item in items if (found := feedback.public_ea_verdicts(item.pop("outcomes")))
+    }
+    rule = paired_ranks(verdicts)
+    rows = [_submission_row(item, databases, rule) for item in items]
     rows = _with_ea_after_cutoff(rows, verdicts, version=version, newest=max(added_on.values(), default=None))
-    rule = paired_rank_rule(rows, verdicts)
-    rows = ranked_rows(rows, rule)
+    # Ordered by rank, and by EA within a rank (sorted() is stable, the query gives the best EA first); a
+    # row without verdicts, unranked, after the ranked ones.
+    rows.sort(key=lambda row: (row.rank is None, row.rank or 0))
     for item in version.baselines.values(*_BASELINE_FIELDS).order_by("model_name"):
         _insert_by_ea(rows, _baseline_row(item, databases, question_counts))
     return Leaderboard(
@@ -421,16 +405,6 @@ def build_leaderboard(*, version: BenchmarkVersion) -> Leaderboard:
         comparisons=rule.comparisons,
         rank_threshold=rule.threshold,
     )
-
-
-def _ea_verdicts(rows: list[Row]) -> dict[int, dict[str, bool]]:
-    """Each public row's EA verdict per question, for the rank rule and the EA after a cutoff: aggregates of
-    what the public breakdowns show already (`feedback.public_ea_verdicts`). A row stored without them is
-    left out."""
-    stored = Submission.objects.filter(pk__in=[row.submission_id for row in rows]).values_list(
-        "pk", "outcomes"
-    )
-    return {pk: found for pk, outcomes in stored if (found := feedback.public_ea_verdicts(outcomes))}
 
 
 def _with_ea_after_cutoff(
@@ -498,11 +472,12 @@ def _submissions(version: BenchmarkVersion) -> QuerySet[Submission, dict[str, An
         "code_url",
         "model_url",
         "file_sha256",
+        "outcomes",
     )
     return rows
 
 
-def _submission_row(item: dict[str, Any], databases: list[str]) -> Row:
+def _submission_row(item: dict[str, Any], databases: list[str], rule: PairedRanks[int]) -> Row:
     # A ranked submission is scored: `or {}` only guards against a row stored without scores.
     scores: VisibleScoresJSON = feedback.public_scores(cast(ScoresJSON, item["scores"] or {}))
     overall = scores.get("overall", {})
@@ -534,6 +509,8 @@ def _submission_row(item: dict[str, Any], databases: list[str]) -> Row:
         code_url=item["code_url"],
         model_url=item["model_url"],
         file_sha256=item["file_sha256"],
+        rank=rule.ranks.get(item["pk"]),
+        significantly_better=rule.better.get(item["pk"], ()),
     )
 
 

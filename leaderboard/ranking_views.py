@@ -246,24 +246,10 @@ class Page:
 def _page(version: BenchmarkVersion) -> Page:
     def build() -> Page:
         board = ranking.leaderboard_for(version=version)
-        rows = (
-            engines["jinja2"]
-            .get_template("leaderboard/_ranking_rows.html")
-            .render(
-                {
-                    "rows": board.rows,
-                    "better_names": board.better_names(),
-                    "after_cutoff": board.shows_after_cutoff,
-                    "separator": mark_safe(_ROW_END),
-                    "submission_url": jinja_environment.per_row_url("leaderboard:submission_detail"),
-                    "team_url": jinja_environment.per_row_url("leaderboard:team"),
-                }
-            )
-        )
         baseline = _("baseline")
         return Page(
             board=board,
-            rows_html=rows.split(_ROW_END)[:-1],
+            rows_html=rows_html(board),
             charts={
                 "databases": charts.leaderboard_bars(board, baseline_label=baseline),
                 "progress": charts.best_over_time(board, best_label=_("best EA"), baseline_label=baseline),
@@ -271,6 +257,25 @@ def _page(version: BenchmarkVersion) -> Page:
         )
 
     return ranking.cached(version.label, f"page-{get_language()}", build)
+
+
+def rows_html(board: ranking.Leaderboard) -> list[str]:
+    """Each row's <tr>, in the board's order, in the active language."""
+    rendered = (
+        engines["jinja2"]
+        .get_template("leaderboard/_ranking_rows.html")
+        .render(
+            {
+                "rows": board.rows,
+                "better_names": board.better_names(),
+                "after_cutoff": board.shows_after_cutoff,
+                "separator": mark_safe(_ROW_END),
+                "submission_url": jinja_environment.per_row_url("leaderboard:submission_detail"),
+                "team_url": jinja_environment.per_row_url("leaderboard:team"),
+            }
+        )
+    )
+    return rendered.split(_ROW_END)[:-1]
 
 
 # Ends each row of the rendered rows. No row can hold it: every text a row shows is escaped, and "<" with it.

@@ -151,13 +151,13 @@ def test_a_baseline_never_has_it_and_never_shows_the_column(client, make_submiss
     assert not board.shows_after_cutoff
 
 
-def test_it_reads_the_verdicts_of_the_rows_with_a_cutoff_only_in_two_more_queries(
+def test_it_reads_the_questions_dates_in_one_more_query_and_the_verdicts_with_the_rows(
     make_submission, one_excluded, django_assert_num_queries
 ):
     for n in range(3):
         with_outcomes(make_submission, cutoff="2024-09-30", name=f"Con data {n}")
     with_outcomes(make_submission, cutoff="unknown", name="Senza data")
-    with CaptureQueriesContext(connection) as queries, django_assert_num_queries(5):
+    with CaptureQueriesContext(connection) as queries, django_assert_num_queries(4):
         build_leaderboard(version=one_excluded)
     reads = [q["sql"] for q in queries if '"outcomes"' in q["sql"]]
     assert len(reads) == 1 and '"predictions"' not in reads[0]

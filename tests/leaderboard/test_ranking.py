@@ -268,11 +268,11 @@ def test_the_weighted_mean_uses_question_counts_and_falls_back_to_the_plain_mean
     assert baseline_overall({"a": 1.0, "b": 0.0}, {}) == 0.5
 
 
-def test_the_ranking_reads_in_four_queries(make_submission, demo_version, django_assert_num_queries):
-    """The databases, the rows, their verdicts per question (for the rank rule), the baselines."""
+def test_the_ranking_reads_in_three_queries(make_submission, demo_version, django_assert_num_queries):
+    """The databases, the rows with their verdicts per question (for the rank rule), the baselines."""
     for correct in (3, 9, 15):
         make_submission(**scored_fields(correct))
-    with django_assert_num_queries(4):
+    with django_assert_num_queries(3):
         build_leaderboard(version=demo_version)
 
 
