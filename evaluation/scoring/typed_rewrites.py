@@ -22,13 +22,13 @@ expressions (from `resolver.ColumnResolver`):
   default;
 - an ENUM or SET column is its text where MySQL compares it with a string (`=`, `<`, LIKE, MIN, MAX, a
   function's argument), and its number where MySQL wants one: an ENUM the position of its member among the
-  declared ones, a SET the bits of its members (MYSQL_ENUM_INDEX, MYSQL_SET_NUMBER of `functions`), as a
-  key of ORDER BY (so an ENUM sorts in its declared order), compared with numbers, in a bit operation, a
-  CAST to a number and a condition (`WHERE stato`); in arithmetic, SUM and AVG, a DOUBLE, as MySQL 8.0
-  takes a string column there; FIND_IN_SET of a string literal in a SET column is, as MySQL computes it
-  when the string is a member (its case ignored), the member's declared position when the value holds it
-  (MYSQL_FIND_SET_MEMBER), not its place in the value. Only when the schema has such columns (`members`):
-  it costs the type of every column.
+  declared ones, a SET the bits of its members (MYSQL_ENUM_INDEX, MYSQL_SET_NUMBER of `functions`), as a key
+  of ORDER BY, named or by its position (so an ENUM sorts in its declared order), compared with numbers, in
+  a bit operation, a CAST to a number and a condition (`WHERE stato`); in arithmetic, SUM and AVG, a DOUBLE,
+  as MySQL 8.0 takes a string column there; FIND_IN_SET of a string literal in a SET column is, as MySQL
+  computes it when the string is a member (its case ignored), the member's declared position when the value
+  holds it (MYSQL_FIND_SET_MEMBER), not its place in the value. Only when the schema has such columns
+  (`members`): it costs the type of every column.
 
 Every change is planned on the untouched tree (types need it), then applied.
 """
@@ -71,7 +71,7 @@ def rewrite_by_types(tree: exp.Expr, resolver: ColumnResolver, *, members: bool 
 def needs_types(cls: type) -> bool:
     """Whether `rewrite_by_types` may change a node of class `cls` whatever the schema (a column and a call
     by name only when the schema has ENUM or SET columns: `dialect` asks for types then)."""
-    return _KINDS[cls] not in (None, "column", "call")
+    return _KINDS[cls] not in (None, *_MEMBER_KINDS)
 
 
 def _wrap(node: exp.Expr, make: type[exp.Expr], **args: object) -> None:
@@ -89,6 +89,7 @@ class _Rewriter:
         self._with_members = members
         self._members: list[tuple[exp.Expr, SqlType, bool]] = []  # an ENUM or SET column, its type, as DOUBLE
         self._set_members: list[tuple[exp.Expr, str, int]] = []  # a FIND_IN_SET, the member, its position
+        self._positions: list[tuple[exp.Expr, exp.Expr, SqlType]] = []  # ORDER BY n, the column n, its type
         self._casts: list[exp.Expr] = []
         self._collations: list[exp.Expr] = []
         self._roundings: list[tuple[exp.Expr, int]] = []
@@ -124,6 +125,8 @@ class _Rewriter:
                     self._plan_member_number(scope, node)
                 elif kind == "call" and self._with_members:
                     self._plan_find_in_set(scope, node)
+                elif kind == "ordered" and self._with_members:
+                    self._plan_position_in_order_by(scope, node)
 
     def apply(self) -> None:
         # First: the rewrites below read the operands of their nodes as they then stand.
@@ -131,6 +134,8 @@ class _Rewriter:
             placeholder = exp.Placeholder()
             node.replace(placeholder)
             placeholder.replace(_member_number(node, sql_type, as_double=as_double))
+        for position_key, column, sql_type in self._positions:
+            position_key.replace(_member_number(column.copy(), sql_type, as_double=False))
         for find, member, position in self._set_members:
             value, member_number = find.expressions[1], exp.Literal.number(position)
             find.replace(call("MYSQL_FIND_SET_MEMBER", value, exp.Literal.string(member), member_number))
@@ -263,6 +268,19 @@ class _Rewriter:
         if enum_or_set is not None:
             self._members.append((column, enum_or_set, as_double))
 
+    def _plan_position_in_order_by(self, scope: Scope, ordered: exp.Expr) -> None:
+        """`ORDER BY 2` of a SELECT whose second column is an ENUM or SET: its number, as for its name."""
+        key, select = ordered.this, ordered.parent.parent if ordered.parent else None
+        if not (isinstance(key, exp.Literal) and key.is_int and isinstance(select, exp.Select)):
+            return
+        position = int(key.name)
+        if not 1 <= position <= len(select.expressions):
+            return
+        column = select.expressions[position - 1].unalias()
+        enum_or_set = _enum_or_set(column, self._resolver.type_of(column, scope))
+        if enum_or_set is not None:
+            self._positions.append((key, column, enum_or_set))
+
     def _plan_find_in_set(self, scope: Scope, call_: exp.Expr) -> None:
         arguments = call_.expressions
         if call_.name.upper() != "FIND_IN_SET" or len(arguments) != 2:
@@ -363,10 +381,10 @@ def _is_text(sql_type: SqlType | None) -> bool:
 
 class _KindOfClass(dict[type, str | None]):
     """What `_Rewriter.plan` does with a node of a class: "comparison", "in", "between", "rounding" (a
-    division or AVG), "integer" (an integer operator), "cast", "collate", "column", "call" (a call by name),
-    or None (nothing). Each class is
-    classified when first met: isinstance tests against several of sqlglot's classes, at each node of each
-    query, cost more than the lookup."""
+    division or AVG), "integer" (an integer operator), "cast", "collate", or None (nothing); with ENUM or SET
+    columns only (`_MEMBER_KINDS`): "column", "call" (a call by name), "ordered" (a key of ORDER BY). Each
+    class is classified when first met: isinstance tests against several of sqlglot's classes, at each node
+    of each query, cost more than the lookup."""
 
     def __missing__(self, cls: type) -> str | None:
         kind: str | None = None
@@ -388,11 +406,15 @@ class _KindOfClass(dict[type, str | None]):
             kind = "column"
         elif cls is exp.Anonymous:
             kind = "call"
+        elif issubclass(cls, exp.Ordered):
+            kind = "ordered"
         self[cls] = kind
         return kind
 
 
 _KINDS = _KindOfClass()
+# The kinds that matter only to a schema with ENUM or SET columns.
+_MEMBER_KINDS = ("column", "call", "ordered")
 
 
 def _comparable_temporal(value: str, kind: str) -> str | None:

@@ -140,6 +140,15 @@ def test_every_order_by_of_an_enum_follows_its_declared_order(conn) -> None:
     ]
 
 
+def test_order_by_the_position_of_an_enum_column_follows_its_declared_order(conn) -> None:
+    assert rows(conn, "SELECT stato AS s, COUNT(*) FROM camere GROUP BY stato ORDER BY 1 DESC") == [
+        ("Chiusa", 1),
+        ("pulizia", 1),
+        ("occupata", 2),
+        ("libera", 2),
+    ]
+
+
 def test_a_union_orders_its_enum_column_as_text(conn) -> None:
     # The result of a UNION has no ENUM column: MySQL sorts its values as strings.
     assert rows(conn, "SELECT stato FROM camere UNION SELECT stato FROM camere ORDER BY stato") == [
@@ -295,6 +304,7 @@ AGREEING = {
     "order_by_a_set": "SELECT id FROM camere ORDER BY servizi, id",
     "order_by_an_alias_of_an_enum": "SELECT DISTINCT stato AS s FROM camere ORDER BY s",
     "order_by_an_enum_of_a_derived_table": "SELECT s FROM (SELECT stato AS s, id FROM camere) AS x ORDER BY s, id",
+    "order_by_the_position_of_an_enum": "SELECT stato AS s, COUNT(*) FROM camere GROUP BY stato ORDER BY 1 DESC",
     "window_order_by_an_enum": "SELECT id, ROW_NUMBER() OVER (ORDER BY stato DESC, id) FROM camere",
     "group_concat_order_by_an_enum": "SELECT GROUP_CONCAT(nome ORDER BY stato, id) FROM camere",
     "union_orders_as_text": "SELECT stato FROM camere UNION SELECT stato FROM camere ORDER BY stato",
