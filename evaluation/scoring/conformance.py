@@ -253,6 +253,8 @@ def _call_error(tokens: Sequence[Token], index: int) -> str | None:
     previous = tokens[index - 1].token_type if index > 0 else None
     if previous in (TokenType.ALIAS, TokenType.DOT) or _is_column_list(tokens, index):
         return None
+    if name == "AGAINST" and previous == TokenType.R_PAREN:
+        return None  # MATCH (columns) AGAINST (...): MySQL's, which the transpiler refuses by name
     return f"{token.text}() is not a MySQL function"
 
 

@@ -16,6 +16,12 @@ would, as far as the measurements on Termite showed it matters:
   column, which the copies declare `INTEGER UNSIGNED`, CAST(... AS UNSIGNED), ...), and a result out of
   range fails with MySQL's ERROR 1690 while the query runs, since the data decides; CAST(... AS SIGNED |
   UNSIGNED) rounds as MySQL does (`typed_rewrites`, with the types of `resolver`).
+- ENUM and SET columns, whose MySQL type a copy keeps in its schema (`column_types`): their text where
+  MySQL compares them with strings, their number where MySQL takes one (an ENUM's member's position, a
+  SET's bits): ORDER BY (an ENUM sorts in its declared order), a comparison with a number, a bit operation,
+  a CAST to a number, a condition, and arithmetic, SUM and AVG as a DOUBLE; FIND_IN_SET of a member in a
+  SET column is the member's declared position (`typed_rewrites`), FIND_IN_SET of anything else a position
+  in the list (`functions`). MATCH ... AGAINST is refused: full-text search has no SQLite equivalent.
 - MySQL 8.0's default sql_mode, in a query: division by zero is NULL (ERROR_FOR_DIVISION_BY_ZERO and
   STRICT_TRANS_TABLES only warn in a SELECT); a zero date, or one with a zero month or day, read from a
   string is no date (NO_ZERO_DATE, NO_ZERO_IN_DATE): CAST(... AS DATE), DATE(), STR_TO_DATE and the date
@@ -42,6 +48,8 @@ found:
   ('2024-00-10'), the zero date, or an invalid one ('31/02/2024') NULL in STR_TO_DATE, CAST and DATE();
   MariaDB, without those modes, returns '2024-00-00', '0000-00-00' and, from STR_TO_DATE, '2024-02-31'.
 - GROUP_CONCAT: group_concat_max_len is 1024 bytes by default in MySQL 8.0, 1 MB in MariaDB.
+- An ENUM or SET in arithmetic: MySQL 8.0 takes it as a DOUBLE, as any string column (`stato / 3` is
+  0.666...), MariaDB as an integer (0.6667, a DECIMAL).
 - sql_mode: MySQL 8.0 enables ONLY_FULL_GROUP_BY, with its detection of functional dependence; MariaDB's
   default sql_mode lacks it, and MariaDB's own has no such detection (it refuses 29 of Termite's gold
   queries, which MySQL 8.0 accepts). A prediction is held to MySQL 8.0's rule (`full_group_by`, given the
@@ -50,15 +58,17 @@ found:
 The query is read by `statements.parse_one`, and the tree that results is written by sqlglot's own
 SQLite generator.
 
-Not emulated: an ENUM sorts and compares with numbers by the position of its members in MySQL, by its
-text here; LIKE follows utf8mb4_0900_ai_ci whatever the column's collation (a _bin column's LIKE ignores
-case here); an expression built from a utf8mb3 column compares under utf8mb4_0900_ai_ci (NO PAD); the
-collations approximate the UCA's order of punctuation and apply no language's tailoring (`collations`);
-two sides of a comparison under different explicit collations are no error (MySQL's 1267) here, the left
-one wins; arithmetic on an expression whose type is not worked out (IFNULL, CASE, GREATEST, a column of
-no schema) is SQLite's, no range checked; an unsigned value of 2^63 or more is a REAL here (SQLite's integers are signed), exact to 2^53;
-where MySQL stops evaluating (AND, OR) or evaluates rows in another order, ERROR 1690 may come where
-MySQL's does not, or the reverse.
+Not emulated: an ENUM or SET is its text, not its number, as the argument of a function (ABS, IF, ...) and
+when read through a view (a view's schema keeps no members); FIND_IN_SET of a constant expression other than
+a literal in a SET column is its place in the value, MySQL's the member's declared position, and compares
+under utf8mb4_0900_ai_ci whatever the list's collation; LIKE follows utf8mb4_0900_ai_ci whatever the
+column's collation (a _bin column's LIKE ignores case here); an expression built from a utf8mb3 column
+compares under utf8mb4_0900_ai_ci (NO PAD); the collations approximate the UCA's order of punctuation and
+apply no language's tailoring (`collations`); two sides of a comparison under different explicit collations
+are no error (MySQL's 1267) here, the left one wins; arithmetic on an expression whose type is not worked
+out (IFNULL, CASE, GREATEST, a column of no schema) is SQLite's, no range checked; an unsigned value of 2^63
+or more is a REAL here (SQLite's integers are signed), exact to 2^53; where MySQL stops evaluating (AND, OR)
+or evaluates rows in another order, ERROR 1690 may come where MySQL's does not, or the reverse.
 """
 
 from __future__ import annotations
@@ -173,8 +183,9 @@ def _to_sqlite(
         refusal = full_group_by_refusal(tree, keys)
         if refusal is not None:
             raise NotFullGroupBy(refusal.message)
-    if found.needs_types:
-        rewrite_by_types(tree, ColumnResolver(_types(schema)))
+    members = _has_enum_or_set(schema)
+    if found.needs_types or members:
+        rewrite_by_types(tree, ColumnResolver(_types(schema)), members=members)
     tree = with_sqlite_functions(tree, found.rewrites)
     try:
         return SQLGLOT_DIALECTS["sqlite"].generate(
@@ -190,6 +201,16 @@ def _sqlite_hard_coded(statement: Statement) -> bool:
         return tree_is_hard_coded(parse_statement(statement, source="sqlite"))
     except TranspileError:
         return False  # SQLite itself reports what is wrong with it when it runs
+
+
+@functools.lru_cache(maxsize=64)
+def _has_enum_or_set(schema: _FrozenSchema) -> bool:
+    """Whether a schema has an ENUM or SET column, whose number some queries need (`typed_rewrites`)."""
+    return any(
+        sql_type is not None and bool(sql_type.members)
+        for columns in _types(schema).values()
+        for sql_type in columns.values()
+    )
 
 
 @functools.lru_cache(maxsize=64)

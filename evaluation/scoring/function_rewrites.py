@@ -7,9 +7,10 @@ registers; CURDATE/NOW use local time; LEFT/RIGHT/MID become SUBSTR; XOR compare
 without ESCAPE gets MySQL's escape character, the backslash, written out (the `like` of
 `functions.install_functions` follows MySQL's collation); STR_TO_DATE, DATE_FORMAT/MONTHNAME/DAYNAME,
 DATE, PERIOD_DIFF, PERIOD_ADD, the day numbers (TO_DAYS, FROM_DAYS, TO_SECONDS, MAKEDATE), the weeks (WEEK,
-WEEKOFYEAR, YEARWEEK), STRCMP, SUBSTRING_INDEX, FIELD, LOCATE/INSTR/POSITION and GROUP_CONCAT call
-functions of `functions`; CAST(... AS DATE | DATETIME) reads a date as MySQL does and is NULL for an invalid or zero
-one; LENGTH counts bytes, CHAR_LENGTH characters; ANY_VALUE(x) becomes x; `FROM DUAL` is dropped.
+WEEKOFYEAR, YEARWEEK), STRCMP, SUBSTRING_INDEX, FIELD, FIND_IN_SET, LOCATE/INSTR/POSITION and GROUP_CONCAT
+call functions of `functions`; CAST(... AS DATE | DATETIME) reads a date as MySQL does and is NULL for
+an invalid or zero one; LENGTH counts bytes, CHAR_LENGTH characters; ANY_VALUE(x) becomes x; `FROM DUAL` is
+dropped; MATCH ... AGAINST (full-text search) is refused: a TranspileError before anything runs.
 """
 
 from __future__ import annotations
@@ -194,6 +195,15 @@ def _cast(node: exp.Cast) -> exp.Expr:
     return node if function is None else call(function, node.this)
 
 
+def _match_against(_: exp.MatchAgainst) -> exp.Expr:
+    # A FULLTEXT index's relevance (stopwords, minimum word length, the ranking) is the server's own: no
+    # expression over the copy gives MySQL's answer, so a query asking for it is refused before it runs.
+    raise TranspileError(
+        "MATCH ... AGAINST (full-text search) is not supported by the portal's scorer: use LIKE or another "
+        "condition on the text"
+    )
+
+
 def _from(node: exp.From) -> exp.Expr:
     table = node.this
     if (
@@ -234,6 +244,7 @@ _PYTHON_FUNCTIONS = {
     "PERIOD_DIFF": ("MYSQL_PERIOD_DIFF", (2,)),
     "PERIOD_ADD": ("MYSQL_PERIOD_ADD", (2,)),
     "FIELD": ("MYSQL_FIELD", range(2, 101)),
+    "FIND_IN_SET": ("MYSQL_FIND_IN_SET", (2,)),
     "TO_DAYS": ("MYSQL_TO_DAYS", (1,)),
     "TO_SECONDS": ("MYSQL_TO_SECONDS", (1,)),
     "FROM_DAYS": ("MYSQL_FROM_DAYS", (1,)),
@@ -318,6 +329,7 @@ _REWRITES: dict[type[exp.Expr], Callable[[Any], exp.Expr]] = {
     # ANY_VALUE is no aggregate (sqlglot writes MAX): its argument as a bare column, any row's value.
     exp.AnyValue: lambda node: node.this,
     exp.From: _from,
+    exp.MatchAgainst: _match_against,
     exp.Cast: _cast,
     exp.Trunc: lambda node: call(
         "MYSQL_TRUNCATE", node.this, node.args.get("decimals") or exp.Literal.number(0)

@@ -757,6 +757,47 @@ def _field(value: object, *candidates: object) -> int:
     return next((index for index, match in enumerate(matches, 1) if match), 0)
 
 
+def _find_in_set(value: object, members: object) -> int | None:
+    """MySQL FIND_IN_SET: the position of value among the comma-separated members, 0 when absent or when
+    value holds a comma (no member does); compared as whole strings under utf8mb4_0900_ai_ci (case and
+    accents ignored, trailing spaces kept), whatever the list's collation."""
+    if value is None or members is None:
+        return None
+    wanted, listed = as_text(value), as_text(members)
+    if not listed or "," in wanted:
+        return 0
+    weight = uca_weight(wanted)
+    return next(
+        (index for index, member in enumerate(listed.split(","), 1) if uca_weight(member) == weight), 0
+    )
+
+
+def _find_set_member(value: object, member: object, position: object) -> int | None:
+    """MySQL's FIND_IN_SET of a constant in a SET column, where the constant is one of the column's members:
+    the member's `position` among the declared ones when the value holds it, else 0 (MySQL tests the
+    member's bit; `typed_rewrites` finds the member and its position)."""
+    if value is None:
+        return None
+    return position if isinstance(position, int) and member in as_text(value).split(",") else 0
+
+
+def _enum_index(value: object, *members: object) -> int | None:
+    """An ENUM's value as MySQL uses it as a number: the position of its member among the declared ones
+    (`typed_rewrites` passes them), 0 for the empty string MySQL stores for an invalid value."""
+    if value is None:
+        return None
+    return members.index(value) + 1 if value in members else 0
+
+
+def _set_number(value: object, *members: object) -> int | None:
+    """A SET's value as MySQL uses it as a number: the bits of its members, the first declared member being
+    bit 0 ('b,c' of SET('a','b','c') is 6)."""
+    if value is None:
+        return None
+    chosen = set(as_text(value).split(","))
+    return sum(1 << bit for bit, member in enumerate(members) if member in chosen)
+
+
 def _as_number(value: object) -> float:
     """A value as MySQL reads it as a number: a string by its leading digits ('12abc' is 12, 'abc' 0)."""
     if isinstance(value, int | float):
@@ -956,6 +997,10 @@ _FUNCTIONS = (
     ("mysql_strcmp", 2, _strcmp),
     ("mysql_substring_index", 3, _substring_index),
     ("mysql_field", -1, _field),
+    ("mysql_find_in_set", 2, _find_in_set),
+    ("mysql_find_set_member", 3, _find_set_member),
+    ("mysql_enum_index", -1, _enum_index),
+    ("mysql_set_number", -1, _set_number),
     ("mysql_locate", 2, _locate),
     ("mysql_locate", 3, _locate),
     ("mysql_date", 1, _date),

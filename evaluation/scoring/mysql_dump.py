@@ -2,8 +2,9 @@
 
 `build_sqlite` reads a dump the way MariaDB loads it: CREATE DATABASE, USE, SET, LOCK and transaction
 statements are skipped; table options (ENGINE, CHARSET) and column character sets are dropped; ENUM and
-SET become TEXT; every integer type becomes INTEGER, `INTEGER UNSIGNED` when MySQL's is unsigned (UNSIGNED,
-YEAR, SERIAL, BIT), which MySQL's arithmetic needs to know (`sqltypes`). An AUTO_INCREMENT column is
+SET become TEXT, with their MySQL type in a comment the transpiler reads (`column_types.member_comment`);
+every integer type becomes INTEGER, `INTEGER UNSIGNED` when MySQL's is unsigned (UNSIGNED, YEAR, SERIAL,
+BIT), which MySQL's arithmetic needs to know (`sqltypes`). An AUTO_INCREMENT column is
 `INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT`, and `AUTO_INCREMENT=N` is kept through `sqlite_sequence`; an
 unsigned one, `INTEGER UNSIGNED NOT NULL PRIMARY KEY`, which SQLite does not number, gets its numbers from
 the loader, as MySQL gives them (the next is past both AUTO_INCREMENT=N and the largest so far). Text
@@ -34,7 +35,7 @@ from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
 from evaluation.scoring.collations import UTF8MB3_COLLATION, UTF8MB4_COLLATION, canonical_collation
-from evaluation.scoring.column_types import read_schema
+from evaluation.scoring.column_types import member_comment, read_schema
 from evaluation.scoring.function_rewrites import with_sqlite_functions
 from evaluation.scoring.functions import as_text, install_functions, normalise_temporal
 from evaluation.scoring.resolver import ColumnResolver, scope_sources
@@ -244,6 +245,8 @@ class _Column:
         parts = [_quote(self.name), self.declared]
         if self.type is not None and self.type.kind == "text" and self.collation is not None:
             parts.append(f"COLLATE {self.collation}")
+        if self.labels:
+            parts.append(member_comment("SET" if self.is_set else "ENUM", self.labels))
         if self.not_null or inline_primary_key:
             parts.append("NOT NULL")
         if inline_primary_key:

@@ -206,7 +206,9 @@ def _aggregate_type(node: exp.Expr, operand: SqlType | None) -> SqlType | None:
 
 # The type of what these MySQL functions compute (sqlglot reads them as calls by name).
 _CALL_TYPES: dict[str, SqlType] = {
-    **dict.fromkeys(("TO_DAYS", "TO_SECONDS", "PERIOD_ADD", "PERIOD_DIFF", "YEARWEEK"), INTEGER),
+    **dict.fromkeys(
+        ("TO_DAYS", "TO_SECONDS", "PERIOD_ADD", "PERIOD_DIFF", "YEARWEEK", "FIND_IN_SET"), INTEGER
+    ),
     **dict.fromkeys(("FROM_DAYS", "MAKEDATE"), SqlType("date")),
     "CRC32": UNSIGNED_INTEGER,
 }

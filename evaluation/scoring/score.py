@@ -39,6 +39,9 @@ from evaluation.scoring.sandbox_child import MAX_ERROR_CHARS
 from evaluation.scoring.scores_json import ScoresJSON
 from evaluation.scoring.vocabulary import EXCLUDED
 
+# 1.6.0: ENUM and SET columns as MySQL 8.0 takes them (the copies keep their members): an ENUM sorts in its
+# declared order and is its member's position where MySQL wants a number, a SET the bits of its members;
+# FIND_IN_SET runs (it failed on SQLite); MATCH ... AGAINST is a static syntax_error naming full-text search.
 # 1.5.0: MySQL 8.0's default sql_mode: ONLY_FULL_GROUP_BY with its functional dependence (ERROR 1055, 1140,
 # 3065, 3066: a static syntax_error); integer results out of range, UNSIGNED ones below zero included, are
 # ERROR 1690 as the query runs; zero dates are NULL; every utf8mb4/utf8mb3 collation in COLLATE (1273, 1253);
@@ -52,7 +55,7 @@ from evaluation.scoring.vocabulary import EXCLUDED
 # (conformance.py); a SQLite prediction may not call the MySQL helpers the sandbox installs.
 # 1.1.0: result caps (20,000 rows, 8 MB; 256 MB a submission), static outcomes marked, predictions the
 # reader chokes on scored alone. EA of every ordinary prediction is as in 1.0.0.
-SCORER_VERSION = "1.5.0"
+SCORER_VERSION = "1.6.0"
 
 
 def scored_by_older_scorer(scorer_version: str) -> bool:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from evaluation.scoring.collations import collation_charset
@@ -21,7 +21,9 @@ class SqlType:
 
     kind is "text", "date", "datetime", "time", "exact" (integers and DECIMAL, with `scale` decimals)
     or "float" (FLOAT, DOUBLE). An exact `integer` is computed with BIGINT arithmetic, signed or `unsigned`
-    (DECIMAL(10,0) is exact, but no integer); text has its `charset` ("utf8mb4", "utf8mb3") when known.
+    (DECIMAL(10,0) is exact, but no integer); text has its `charset` ("utf8mb4", "utf8mb3") when known. An
+    ENUM or SET is text with its `members` in their declared order (`is_set` for a SET): it compares with
+    a string as its text, and is a number where MySQL wants one (`typed_rewrites`).
     """
 
     kind: SqlKind
@@ -29,6 +31,8 @@ class SqlType:
     integer: bool = False
     unsigned: bool = False
     charset: str | None = None
+    members: tuple[str, ...] = ()
+    is_set: bool = False
 
     @property
     def is_number(self) -> bool:
@@ -83,7 +87,10 @@ def type_of_declared(declared: str) -> SqlType | None:
     if kind == "exact":
         return SqlType("exact", int(match.group(3) or 0))
     if kind == "text":
-        return _text(declared)
+        text = _text(declared)
+        if base in ("ENUM", "SET"):
+            return replace(text, members=_members(declared), is_set=base == "SET")
+        return text
     if kind is not None:
         return SqlType(kind)
     if "INT" in base or base in ("BOOL", "BOOLEAN", "SIGNED", *_UNSIGNED_BASES):
@@ -94,5 +101,24 @@ def type_of_declared(declared: str) -> SqlType | None:
 
 
 def _text(declared: str) -> SqlType:
-    collation = _COLLATE.search(declared)
-    return SqlType("text", charset=collation_charset(collation.group(1)) if collation else None)
+    # The last COLLATE: an ENUM's or SET's members come before it, and may hold the word.
+    collations = _COLLATE.findall(declared)
+    return SqlType("text", charset=collation_charset(collations[-1]) if collations else None)
+
+
+# A member in MySQL's quotes: '' for a quote, a backslash before any character.
+_MEMBER = re.compile(r"'((?:[^'\\]|''|\\.)*)'", re.DOTALL)
+_MEMBER_ESCAPE = re.compile(r"''|\\(.)", re.DOTALL)
+# MySQL's escape sequences; a backslash before any other character stands for that character.
+_ESCAPED = {"0": "\0", "b": "\b", "n": "\n", "r": "\r", "t": "\t", "Z": "\x1a"}
+
+
+def _members(declared: str) -> tuple[str, ...]:
+    """The members of `ENUM('a','b') ...` or `SET(...)`, in their declared order."""
+    listed = declared.partition("(")[2]
+    return tuple(_MEMBER_ESCAPE.sub(_unescaped, quoted) for quoted in _MEMBER.findall(listed))
+
+
+def _unescaped(escape: re.Match[str]) -> str:
+    character = escape.group(1)
+    return "'" if character is None else _ESCAPED.get(character, character)

@@ -19,7 +19,16 @@ expressions (from `resolver.ColumnResolver`):
   when it is known (a string literal's is utf8mb4, a column's its table's): otherwise the query is
   refused as MySQL refuses it, error 1273 or 1253, before it runs; a number is collated as its text; a
   string literal compared with an expression that has an explicit COLLATE takes that collation, not the
-  default.
+  default;
+- an ENUM or SET column is its text where MySQL compares it with a string (`=`, `<`, LIKE, MIN, MAX, a
+  function's argument), and its number where MySQL wants one: an ENUM the position of its member among the
+  declared ones, a SET the bits of its members (MYSQL_ENUM_INDEX, MYSQL_SET_NUMBER of `functions`), as a key
+  of ORDER BY, named or by its position (so an ENUM sorts in its declared order), compared with numbers, in
+  a bit operation, a CAST to a number and a condition (`WHERE stato`); in arithmetic, SUM and AVG, a DOUBLE,
+  as MySQL 8.0 takes a string column there; FIND_IN_SET of a string literal in a SET column is, as MySQL
+  computes it when the string is a member (its case ignored), the member's declared position when the value
+  holds it (MYSQL_FIND_SET_MEMBER), not its place in the value. Only when the schema has such columns
+  (`members`): it costs the type of every column.
 
 Every change is planned on the untouched tree (types need it), then applied.
 """
@@ -51,16 +60,18 @@ _INTEGER_TYPE = exp.DataType.build("INTEGER")
 _TEXT_TYPE = exp.DataType.build("TEXT")
 
 
-def rewrite_by_types(tree: exp.Expr, resolver: ColumnResolver) -> None:
-    """Apply the rules above to the tree, in place."""
-    rewriter = _Rewriter(resolver)
+def rewrite_by_types(tree: exp.Expr, resolver: ColumnResolver, *, members: bool = False) -> None:
+    """Apply the rules above to the tree, in place; those of ENUM and SET columns only with `members` (the
+    schema has some)."""
+    rewriter = _Rewriter(resolver, members=members)
     rewriter.plan(tree)
     rewriter.apply()
 
 
 def needs_types(cls: type) -> bool:
-    """Whether `rewrite_by_types` may change a node of class `cls`."""
-    return _KINDS[cls] is not None
+    """Whether `rewrite_by_types` may change a node of class `cls` whatever the schema (a column and a call
+    by name only when the schema has ENUM or SET columns: `dialect` asks for types then)."""
+    return _KINDS[cls] not in (None, *_MEMBER_KINDS)
 
 
 def _wrap(node: exp.Expr, make: type[exp.Expr], **args: object) -> None:
@@ -73,8 +84,12 @@ def _wrap(node: exp.Expr, make: type[exp.Expr], **args: object) -> None:
 class _Rewriter:
     """Plans every change on the untouched tree first (types need it), then applies them."""
 
-    def __init__(self, resolver: ColumnResolver) -> None:
+    def __init__(self, resolver: ColumnResolver, *, members: bool) -> None:
         self._resolver = resolver
+        self._with_members = members
+        self._members: list[tuple[exp.Expr, SqlType, bool]] = []  # an ENUM or SET column, its type, as DOUBLE
+        self._set_members: list[tuple[exp.Expr, str, int]] = []  # a FIND_IN_SET, the member, its position
+        self._positions: list[tuple[exp.Expr, exp.Expr, SqlType]] = []  # ORDER BY n, the column n, its type
         self._casts: list[exp.Expr] = []
         self._collations: list[exp.Expr] = []
         self._roundings: list[tuple[exp.Expr, int]] = []
@@ -106,8 +121,24 @@ class _Rewriter:
                     self._plan_integer_cast(scope, node)
                 elif kind == "collate":
                     self._plan_collate(scope, node)
+                elif kind == "column" and self._with_members:
+                    self._plan_member_number(scope, node)
+                elif kind == "call" and self._with_members:
+                    self._plan_find_in_set(scope, node)
+                elif kind == "ordered" and self._with_members:
+                    self._plan_position_in_order_by(scope, node)
 
     def apply(self) -> None:
+        # First: the rewrites below read the operands of their nodes as they then stand.
+        for node, sql_type, as_double in self._members:
+            placeholder = exp.Placeholder()
+            node.replace(placeholder)
+            placeholder.replace(_member_number(node, sql_type, as_double=as_double))
+        for position_key, column, sql_type in self._positions:
+            position_key.replace(_member_number(column.copy(), sql_type, as_double=False))
+        for find, member, position in self._set_members:
+            value, member_number = find.expressions[1], exp.Literal.number(position)
+            find.replace(call("MYSQL_FIND_SET_MEMBER", value, exp.Literal.string(member), member_number))
         for literal, text in self._literals:
             literal.replace(exp.Literal.string(text))
         for node in self._casts:
@@ -140,6 +171,15 @@ class _Rewriter:
     ) -> None:
         left_type = self._resolver.type_of(left, scope)
         other_types = [self._resolver.type_of(other, scope) for other in others]
+        # MySQL compares an ENUM or SET with numbers as its number (`stato = 2`, `2 = stato`).
+        enum_or_set = _enum_or_set(left, left_type)
+        if enum_or_set is not None and all(t is not None and t.is_number for t in other_types):
+            self._members.append((left, enum_or_set, False))
+            return
+        enum_or_set = _enum_or_set(others[0], other_types[0]) if symmetric else None
+        if enum_or_set is not None and left_type is not None and left_type.is_number:
+            self._members.append((others[0], enum_or_set, False))
+            return
         # MySQL compares a string with a number as numbers; SQLite would compare them as text.
         if _is_text(left_type) and all(t is not None and t.is_number for t in other_types):
             self._casts.append(left)
@@ -215,6 +255,46 @@ class _Rewriter:
             return
         self._integer_casts.append((node, unsigned, operand is None or operand.kind != "float"))
 
+    def _plan_member_number(self, scope: Scope, column: exp.Expr) -> None:
+        """An ENUM or SET column where MySQL takes its number (comparisons are `_plan_comparison`'s)."""
+        parent = column.parent
+        while isinstance(parent, exp.Paren):
+            parent = parent.parent
+        as_double = isinstance(parent, _DOUBLE_CONTEXTS)
+        numeric = as_double or isinstance(parent, _INTEGER_CONTEXTS) or _is_numeric_cast(parent)
+        if not numeric:
+            return
+        enum_or_set = _enum_or_set(column, self._resolver.type_of(column, scope))
+        if enum_or_set is not None:
+            self._members.append((column, enum_or_set, as_double))
+
+    def _plan_position_in_order_by(self, scope: Scope, ordered: exp.Expr) -> None:
+        """`ORDER BY 2` of a SELECT whose second column is an ENUM or SET: its number, as for its name."""
+        key, select = ordered.this, ordered.parent.parent if ordered.parent else None
+        if not (isinstance(key, exp.Literal) and key.is_int and isinstance(select, exp.Select)):
+            return
+        position = int(key.name)
+        if not 1 <= position <= len(select.expressions):
+            return
+        column = select.expressions[position - 1].unalias()
+        enum_or_set = _enum_or_set(column, self._resolver.type_of(column, scope))
+        if enum_or_set is not None:
+            self._positions.append((key, column, enum_or_set))
+
+    def _plan_find_in_set(self, scope: Scope, call_: exp.Expr) -> None:
+        arguments = call_.expressions
+        if call_.name.upper() != "FIND_IN_SET" or len(arguments) != 2:
+            return
+        wanted, listed = arguments
+        set_type = _enum_or_set(listed, self._resolver.type_of(listed, scope))
+        if set_type is None or not set_type.is_set or not isinstance(wanted, exp.Literal):
+            return
+        text = wanted.name.lower()
+        for position, member in enumerate(set_type.members, 1):
+            if member.lower() == text:
+                self._set_members.append((call_, member, position))
+                return
+
     def _plan_collate(self, scope: Scope, node: exp.Expr) -> None:
         written = node.expression.name
         charset = collation_charset(written)
@@ -235,6 +315,43 @@ class _Rewriter:
                 "(MySQL error 1253)"
             )
         self._named_collations.append((node, name))
+
+
+# Where MySQL takes an ENUM's or SET's number as a DOUBLE (a string column's numeric value), and where as an
+# integer (a comparison with numbers is `_plan_comparison`'s).
+_DOUBLE_CONTEXTS = (*_ARITHMETIC, exp.IntDiv, exp.Sum, exp.Avg)
+_INTEGER_CONTEXTS = (
+    exp.Ordered,
+    exp.BitwiseAnd,
+    exp.BitwiseOr,
+    exp.BitwiseXor,
+    exp.BitwiseNot,
+    exp.BitwiseLeftShift,
+    exp.BitwiseRightShift,
+    exp.Where,
+    exp.Having,
+    exp.And,
+    exp.Or,
+    exp.Not,
+    exp.Xor,
+)
+
+
+def _is_numeric_cast(node: exp.Expr | None) -> bool:
+    return isinstance(node, exp.Cast) and node.to.this in exp.DataType.NUMERIC_TYPES
+
+
+def _enum_or_set(node: exp.Expr, sql_type: SqlType | None) -> SqlType | None:
+    """`sql_type` when `node` is a column of an ENUM or SET (whose values are its members' text), else None."""
+    if sql_type is not None and sql_type.members and isinstance(node.unnest(), exp.Column):
+        return sql_type
+    return None
+
+
+def _member_number(node: exp.Expr, sql_type: SqlType, *, as_double: bool) -> exp.Expr:
+    function = "MYSQL_SET_NUMBER" if sql_type.is_set else "MYSQL_ENUM_INDEX"
+    number = call(function, node, *(exp.Literal.string(member) for member in sql_type.members))
+    return exp.Cast(this=number, to=_REAL_TYPE.copy()) if as_double else number
 
 
 def _as_text(node: exp.Expr, number: SqlType) -> exp.Expr:
@@ -264,9 +381,10 @@ def _is_text(sql_type: SqlType | None) -> bool:
 
 class _KindOfClass(dict[type, str | None]):
     """What `_Rewriter.plan` does with a node of a class: "comparison", "in", "between", "rounding" (a
-    division or AVG), "integer" (an integer operator), "cast", "collate", or None (nothing). Each class is
-    classified when first met: isinstance tests against several of sqlglot's classes, at each node of each
-    query, cost more than the lookup."""
+    division or AVG), "integer" (an integer operator), "cast", "collate", or None (nothing); with ENUM or SET
+    columns only (`_MEMBER_KINDS`): "column", "call" (a call by name), "ordered" (a key of ORDER BY). Each
+    class is classified when first met: isinstance tests against several of sqlglot's classes, at each node
+    of each query, cost more than the lookup."""
 
     def __missing__(self, cls: type) -> str | None:
         kind: str | None = None
@@ -284,11 +402,19 @@ class _KindOfClass(dict[type, str | None]):
             kind = "cast"
         elif issubclass(cls, exp.Collate):
             kind = "collate"
+        elif issubclass(cls, exp.Column):
+            kind = "column"
+        elif cls is exp.Anonymous:
+            kind = "call"
+        elif issubclass(cls, exp.Ordered):
+            kind = "ordered"
         self[cls] = kind
         return kind
 
 
 _KINDS = _KindOfClass()
+# The kinds that matter only to a schema with ENUM or SET columns.
+_MEMBER_KINDS = ("column", "call", "ordered")
 
 
 def _comparable_temporal(value: str, kind: str) -> str | None:

@@ -108,8 +108,9 @@ def test_mysql_types_become_sqlite_types_keeping_unsigned_and_the_collation_of_t
         "id": "INTEGER UNSIGNED",
         "nominativo": "VARCHAR(40) COLLATE utf8mb3_general_ci",
         "tessera": "VARCHAR(13) COLLATE utf8mb4_bin",
-        "categoria": "TEXT COLLATE utf8mb4_0900_ai_ci",
-        "canali": "TEXT COLLATE utf8mb4_0900_ai_ci",
+        # SQLite's TEXT, with the MySQL type the transpiler needs kept beside it (column_types)
+        "categoria": "ENUM('attivo','sospeso') COLLATE utf8mb4_0900_ai_ci",
+        "canali": "SET('posta','sms') COLLATE utf8mb4_0900_ai_ci",
         "vip": "BOOLEAN",
         "nato": "DATE",
     }

@@ -40,16 +40,17 @@ SCHEMA, DATA = ParticipantsSee.SCHEMA, ParticipantsSee.SCHEMA_AND_DATA
 
 # The demo version's bundle as the portal gave it before the setting existed: a version that gives the
 # schema only must keep giving these very bytes, so that a sha256 cited for it stays true. (Its SQLite
-# schemas changed once, when the copies began to declare unsigned integers as such: a version keeps the
-# schema texts of its import, so only a new import of the demo shows the change.)
-BUNDLE_SHA256 = "7b2efaf708bd4344cd0f7c0a2fd79569f3b756f1bac7539957cce715f6205b3f"
+# schemas changed twice, when the copies began to declare unsigned integers as such and when they began to
+# keep the members of an ENUM or SET in a comment: a version keeps the schema texts of its import, so only
+# a new import of the demo shows each change.)
+BUNDLE_SHA256 = "de73eaf95129a13d90e3aa3ada22c39e0448bcc4e20a98a3f260c1791c12a71b"
 MEMBER_SHA256 = {
     "README.txt": "1cb56ac159432e5a9ddae255042440f955ab3f7a635aff3976069880ec2396fb",
     "questions.jsonl": "171166c32738cf56458b6a1a36a1a74b484b4bddf2a16c99c03c53388206dc0e",
     "schemas/mysql/biblioteca.sql": "2745da89dd1971ddc08c4ecf171479aa4e328bd4727b80a3a11d09db92444189",
-    "schemas/sqlite/biblioteca.sql": "483d76e13ec3c378ba890d76c41dedfaa9d5f13d53e478d2798dd16123f762d7",
+    "schemas/sqlite/biblioteca.sql": "06bdb708a23750268b0bfb634fae7edac0312d601ad7f206b98b4fedae68532e",
     "schemas/mysql/ciclismo.sql": "3c12ba9d01bfdf9962e7f290d2d58c0c489ecd68e5958209ef1546afd9b93309",
-    "schemas/sqlite/ciclismo.sql": "dabeb4d221cc135beb813bdbd8e3b15b784c88b5c73be875ae7e94577bbe26e8",
+    "schemas/sqlite/ciclismo.sql": "848286147813ea48b6e8abc3c6e83751d8138e368b393542619f3af1ca9ae99b",
     "tables.json": "f340a63a446b6ce29459682ef408b93a2904f3e8818eebc970b5e91290df7bde",
 }
 # The workshop's dump with a comment that quotes the gold of its first question.

@@ -207,7 +207,7 @@ def test_the_report_has_exactly_the_agreed_json_shape(demo):
     data = json.loads(json.dumps(report.as_dict()))
     assert list(data) == ["version", "scorer_version", "overall", "per_database", "per_hardness", "outcomes"]
     assert data["version"] == "demo-1"
-    assert data["scorer_version"] == SCORER_VERSION == "1.5.0"
+    assert data["scorer_version"] == SCORER_VERSION == "1.6.0"
     assert data["overall"] == {
         "ea": 0.5,
         "ea_strict": 0.5,
