@@ -206,10 +206,10 @@ def run_worker_burst(**env: str) -> subprocess.CompletedProcess:
 
 def start_worker(**env: str) -> subprocess.Popen:
     """A long-running worker in its own process group, so that a test can kill it with its work-horse. It
-    listens on both queues, as the README starts it: scoring, and protocol runs."""
+    listens on every queue, as the README starts it: scoring, protocol runs, and databases staff add."""
     require_process_lane("an rq worker")
     return subprocess.Popen(
-        [sys.executable, "manage.py", "rqworker", "scoring", "protocol"],
+        [sys.executable, "manage.py", "rqworker", "scoring", "protocol", "imports"],
         cwd=ROOT,
         env=portal_env(**env),
         stdout=subprocess.DEVNULL,

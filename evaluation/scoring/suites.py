@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -99,8 +99,10 @@ def build_suite(
     candidates: int = CANDIDATES,
     keep: int = MAX_SUITE,
     limits: Limits,
+    on_candidate: Callable[[int, int], None] | None = None,
 ) -> BuiltSuite:
-    """The suite of the database built at `original` from `dump`; its files are written into `workdir`."""
+    """The suite of the database built at `original` from `dump`; its files are written into `workdir`.
+    `on_candidate` is told after each candidate how many are done, of how many."""
     started = time.perf_counter()
     text = schema_text(dump, source=source)
     built: list[Neighbour] = []
@@ -115,10 +117,12 @@ def build_suite(
             build_sqlite(generated, path, source=source)
         except (DumpError, ValueError):
             unbuildable += 1  # a generator slip costs one candidate, never the import
-            continue
-        built.append(
-            Neighbour(candidate_seed, generated, path, hashlib.sha256(path.read_bytes()).hexdigest())
-        )
+        else:
+            built.append(
+                Neighbour(candidate_seed, generated, path, hashlib.sha256(path.read_bytes()).hexdigest())
+            )
+        if on_candidate is not None:
+            on_candidate(number + 1, candidates)
     with Sandbox(limits) as sandbox:
         on_original = _told_apart(sandbox, original, questions)
         verdicts = [_told_apart(sandbox, candidate.path, questions) for candidate in built]
