@@ -2,7 +2,8 @@
 job left behind, then fetches the copies of the databases this host lacks (a worker shares no disk with
 the web site or with other workers: evaluation/database_cache.py), then runs the gold of every published
 version once, so that the work-horses it forks inherit the results and what the cache has checked. It
-listens on the scoring queue and on its sibling, the protocol queue: `rqworker scoring protocol`.
+listens on the scoring queue and on its siblings, the protocol queue and the queue of databases staff add
+(evaluation/imports.py): `rqworker scoring protocol imports`.
 
 While it works it sweeps again every TERMITE_SWEEP_SECONDS, in a thread of its own: a work-horse killed
 mid-job (out of memory, a stopped container) leaves its submission `running` with a silent heartbeat, and
