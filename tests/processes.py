@@ -191,11 +191,11 @@ def _answers(url: str) -> bool:
         return False
 
 
-def run_worker_burst(**env: str) -> subprocess.CompletedProcess:
-    """`rqworker scoring --burst`: works through the queue, then exits."""
+def run_worker_burst(*queues: str, **env: str) -> subprocess.CompletedProcess:
+    """`rqworker QUEUES --burst` (the scoring queue unless told): works through them, then exits."""
     require_process_lane("an rq worker")
     return subprocess.run(
-        [sys.executable, "manage.py", "rqworker", "scoring", "--burst"],
+        [sys.executable, "manage.py", "rqworker", *(queues or ("scoring",)), "--burst"],
         cwd=ROOT,
         env=portal_env(**env),
         capture_output=True,

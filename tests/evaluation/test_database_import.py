@@ -6,11 +6,13 @@ from __future__ import annotations
 import pytest
 
 from evaluation import imports
-from evaluation.imports import database_import_create, database_import_run
+from evaluation.imports import QUEUE_NAME, database_import_create, database_import_run
 from evaluation.models import Database, DatabaseImport, Question, StoredDatabase, ValidationReport
 from evaluation.services import VersionStateError, version_create_draft, version_publish
 from evaluation.sources import SourceError, database_source_from_files
+from termite_site.queue import rq_queue
 from tests.evaluation.test_add_database import DUMP, GOOD_QUESTIONS
+from tests.processes import run_worker_burst
 
 pytestmark = pytest.mark.django_db
 
@@ -160,3 +162,18 @@ def test_with_redis_unreachable_the_job_fails_saying_so(
     job.refresh_from_db()
     assert job.state == "failed"
     assert job.error.startswith("the job could not be queued (ConnectionError)")
+
+
+@pytest.mark.processes
+def test_with_redis_the_job_waits_on_the_imports_queue_until_a_worker_runs_it(real_services):
+    draft = version_create_draft(label="draft-worker", name="Prova")
+    rq_queue(QUEUE_NAME).empty()
+    job = queue_job(draft, queue=True)  # committed at once: the queue has it when this returns
+    assert rq_queue(QUEUE_NAME).job_ids == [f"database-import-{job.pk}"]
+    job.refresh_from_db()
+    assert job.state == "queued" and not draft.databases.exists()
+    worker = run_worker_burst(QUEUE_NAME)
+    assert worker.returncode == 0, worker.stderr[-2000:]
+    job.refresh_from_db()
+    assert (job.state, job.percent) == ("done", 100)
+    assert draft.databases.get().slug == "negozio" and job.report.version == draft
