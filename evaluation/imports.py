@@ -18,6 +18,7 @@ import threading
 
 from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 
 from evaluation.gold import decrypt_gold, encrypt_gold
 from evaluation.models import BenchmarkVersion, DatabaseImport
@@ -49,11 +50,8 @@ def database_import_create(
     add_database` does. What can be refused at once is: a published version, a name the version has, a
     name another job is adding to it."""
     database_check_addable(version=version, slug=database.slug)
-    running = DatabaseImport.objects.filter(
-        version=version,
-        slug=database.slug,
-        state__in=[DatabaseImport.State.QUEUED, DatabaseImport.State.RUNNING],
-    ).first()
+    database_imports_sweep()  # a lost job must not hold its name for ever
+    running = DatabaseImport.objects.in_progress().filter(version=version, slug=database.slug).first()
     if running is not None:
         raise SourceError(f"{database.slug!r} is being added to {version} already (job {running.pk})")
     job = DatabaseImport.objects.create(
@@ -110,3 +108,28 @@ def database_import_run(*, job_id: int, progress: Progress = no_progress) -> str
     else:
         job.mark_done(report)
     return job.state
+
+
+LOST = "its job stopped without a word (a time limit, or its process ended); nothing was stored: add it again"
+
+
+def database_imports_sweep() -> int:
+    """Fail the jobs still running past the time a worker gives one (`DatabaseImport.objects.lost`): a job a
+    worker stopped, or whose process ended, never ends by itself. Returns how many. Each row changes only if
+    it is still running, so a job that ends meanwhile keeps its own ending."""
+    now = timezone.now()
+    return DatabaseImport.objects.lost(now=now).update(
+        state=DatabaseImport.State.FAILED, error=LOST, finished_at=now, source={}, questions_encrypted=""
+    )
+
+
+def sweep_imports() -> None:
+    """`database_imports_sweep` as a worker runs it, when it starts and then periodically: logged, and never
+    raising, since a sweep that cannot run must not stop a worker."""
+    try:
+        failed = database_imports_sweep()
+    except Exception as error:
+        logger.warning("sweep of database imports skipped: %s", type(error).__name__)
+    else:
+        if failed:
+            logger.info("sweep failed %d lost database import(s)", failed)

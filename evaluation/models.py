@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, cast
 
@@ -446,6 +447,17 @@ class Erratum(models.Model):
         self.save(update_fields=["status", "resolved_at", "resolved_by", *reason])
 
 
+class DatabaseImportQuerySet(models.QuerySet["DatabaseImport"]):
+    def lost(self, *, now: datetime) -> DatabaseImportQuerySet:
+        """Jobs still running past the time a worker gives one (TERMITE_IMPORT_TIMEOUT, and a minute): a
+        worker stopped it, or its process ended, before it could say so."""
+        limit = timedelta(seconds=settings.TERMITE_IMPORT_TIMEOUT + 60)
+        return self.filter(state=DatabaseImport.State.RUNNING, started_at__lt=now - limit)
+
+    def in_progress(self) -> DatabaseImportQuerySet:
+        return self.filter(state__in=[DatabaseImport.State.QUEUED, DatabaseImport.State.RUNNING])
+
+
 class DatabaseImport(models.Model):
     """Adding one database to a draft version, as a job on the queue (evaluation/imports.py): who asked, how
     far it got, step by step, and how it ended: the validation report, or the error that stopped it (then
@@ -478,6 +490,8 @@ class DatabaseImport(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+
+    objects = DatabaseImportQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at"]

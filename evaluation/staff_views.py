@@ -162,6 +162,8 @@ def database_add(request: AuthenticatedHttpRequest, label: str) -> HttpResponse:
 
 @staff_required
 def database_import(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
+    # Without Redis no worker sweeps: a page that reloads until its job ends must see a lost one end.
+    imports.database_imports_sweep()
     job = get_object_or_404(DatabaseImport.objects.select_related("version", "report", "requested_by"), pk=pk)
     response = render(request, "evaluation/staff/database_import.html", {"job": job})
     response["Cache-Control"] = "no-store"  # it changes while the job runs

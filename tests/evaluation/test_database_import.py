@@ -3,7 +3,10 @@ percentage, ending with the report or with a clear error that leaves the version
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
+from django.utils import timezone
 
 from evaluation import imports
 from evaluation.imports import QUEUE_NAME, database_import_create, database_import_run
@@ -146,6 +149,23 @@ def test_what_can_be_refused_at_once_is_refused_before_a_job_exists(draft):
     with pytest.raises(VersionStateError, match="is published"):
         queue_job(draft)
     assert DatabaseImport.objects.count() == 1
+
+
+def test_a_job_running_past_its_time_limit_is_failed_by_the_sweep_and_its_name_freed(draft, settings):
+    settings.TERMITE_IMPORT_TIMEOUT = 600
+    lost, recent = queue_job(draft), queue_job(draft, slug="bottega")
+    for job, minutes in ((lost, 12), (recent, 5)):
+        job.claim()
+        DatabaseImport.objects.filter(pk=job.pk).update(
+            started_at=timezone.now() - timedelta(minutes=minutes)
+        )
+    assert imports.database_imports_sweep() == 1
+    lost.refresh_from_db()
+    recent.refresh_from_db()
+    assert (lost.state, recent.state) == ("failed", "running")
+    assert lost.error == imports.LOST and (lost.source, lost.questions_encrypted) == ({}, "")
+    again = queue_job(draft)  # a lost job holds its name no longer
+    assert again.state == "queued"
 
 
 def test_with_redis_unreachable_the_job_fails_saying_so(
