@@ -110,10 +110,20 @@ def _share(start: int, end: int, done: int, total: int) -> int:
 
 
 def _candidates_progress(progress: Progress, slug: str, start: int, end: int) -> Callable[[int, int], None]:
+    """Steps of a suite's build: its candidates built, by quarters (so that the steps stay few enough to
+    read), over two thirds of its share; then every query run on each candidate, over the last third."""
+
     def built(done: int, total: int) -> None:
-        if done % max(1, total // 4) or done == total:
-            return  # a step each quarter: the build's steps stay few enough to read
-        progress(_share(start, end, done, total), f"test suite of {slug}: {done} of {total} candidates built")
+        if done == total:
+            progress(
+                _share(start, end, 2, 3),
+                f"test suite of {slug}: the gold queries and their near misses run on each candidate",
+            )
+        elif done % max(1, total // 4) == 0:
+            progress(
+                _share(start, end, 2 * done, 3 * total),
+                f"test suite of {slug}: {done} of {total} candidates built",
+            )
 
     return built
 
