@@ -1,5 +1,5 @@
 # Termite Portal: gunicorn serving the Django site; the same image runs the rq workers
-# (`python manage.py rqworker scoring protocol`: scoring, and protocol runs).
+# (`python manage.py rqworker scoring protocol imports`: scoring, protocol runs, and databases staff add).
 FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 \

@@ -9,7 +9,7 @@ Reports hold counts and question ids, never a query or a value.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,9 +53,11 @@ def distil_suite(
     candidates: int,
     seed: str,
     reference_url: str | None,
+    on_candidate: Callable[[int, int], None] | None = None,
 ) -> BuiltSuite | None:
     """The test suite of the database built at `sqlite_file` from `dump`; None without scorable gold or
-    candidates. Its files are written under `workdir`."""
+    candidates. Its files are written under `workdir`; `on_candidate` is told each candidate built (how
+    many so far, of how many)."""
     if not golds or candidates <= 0:
         return None
     questions = [
@@ -79,6 +81,7 @@ def distil_suite(
         source=dialect,
         candidates=candidates,
         limits=DISTILLATION_LIMITS,
+        on_candidate=on_candidate,
     )
     if reference_url and dialect == "mysql":
         check_on_reference(suite, questions, reference_url=reference_url)

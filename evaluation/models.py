@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, cast
 
@@ -444,3 +445,105 @@ class Erratum(models.Model):
         for field, text in reason.items():
             setattr(self, field, text)
         self.save(update_fields=["status", "resolved_at", "resolved_by", *reason])
+
+
+class DatabaseImportQuerySet(models.QuerySet["DatabaseImport"]):
+    def lost(self, *, now: datetime) -> DatabaseImportQuerySet:
+        """Jobs still running past the time a worker gives one (TERMITE_IMPORT_TIMEOUT, and a minute): a
+        worker stopped it, or its process ended, before it could say so."""
+        limit = timedelta(seconds=settings.TERMITE_IMPORT_TIMEOUT + 60)
+        return self.filter(state=DatabaseImport.State.RUNNING, started_at__lt=now - limit)
+
+    def in_progress(self) -> DatabaseImportQuerySet:
+        return self.filter(state__in=[DatabaseImport.State.QUEUED, DatabaseImport.State.RUNNING])
+
+
+class DatabaseImport(models.Model):
+    """Adding one database to a draft version, as a job on the queue (evaluation/imports.py): who asked, how
+    far it got, step by step, and how it ended: the validation report, or the error that stopped it (then
+    nothing of it was stored).
+
+    A worker shares no disk with the web host that took the upload, so the inputs wait here until the job
+    ends: the database's source as JSON, and its questions encrypted like stored gold, since they hold the
+    gold queries. Both are emptied when it ends; the version holds what was stored.
+    """
+
+    class State(models.TextChoices):
+        QUEUED = "queued", _("queued")
+        RUNNING = "running", _("running")
+        DONE = "done", _("done")
+        FAILED = "failed", _("failed")
+
+    version = models.ForeignKey(BenchmarkVersion, on_delete=models.CASCADE, related_name="database_imports")
+    slug = models.CharField(_("database"), max_length=50)
+    requested_by = models.ForeignKey(User, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    state = models.CharField(_("state"), max_length=10, choices=State.choices, default=State.QUEUED)
+    percent = models.PositiveSmallIntegerField(default=0)
+    # Each step as it began: {"at": ISO time, "percent": 0 to 100, "message": what it does}.
+    steps = models.JSONField(default=list, blank=True)
+    source = models.JSONField(default=dict, blank=True)
+    questions_encrypted = models.TextField(blank=True)
+    report = models.ForeignKey(
+        ValidationReport, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    objects = DatabaseImportQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.slug} into {self.version_id}: {self.state}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("staff:database_import", args=[self.pk])
+
+    @property
+    def is_finished(self) -> bool:
+        return self.state in (self.State.DONE, self.State.FAILED)
+
+    def claim(self) -> bool:
+        """Take the job to run it; False when another run took it first or it ended already, so that a
+        retried job or a second worker runs it once."""
+        started = timezone.now()
+        taken = DatabaseImport.objects.filter(pk=self.pk, state=self.State.QUEUED).update(
+            state=self.State.RUNNING, started_at=started
+        )
+        if taken:
+            self.state, self.started_at = self.State.RUNNING, started
+        return bool(taken)
+
+    def record_step(self, percent: int, message: str) -> None:
+        self.percent = max(0, min(100, percent))
+        self.steps = [
+            *self.steps,
+            {"at": timezone.now().isoformat(), "percent": self.percent, "message": message},
+        ]
+        self.save(update_fields=["percent", "steps"])
+
+    def mark_done(self, report: ValidationReport) -> None:
+        self.report = report
+        self._end(self.State.DONE, percent=100)
+
+    def mark_failed(self, error: str) -> None:
+        self.error = error
+        self._end(self.State.FAILED, percent=self.percent)
+
+    def _end(self, state: str, *, percent: int) -> None:
+        self.state, self.percent, self.finished_at = state, percent, timezone.now()
+        self.source, self.questions_encrypted = {}, ""
+        self.save(
+            update_fields=[
+                "state",
+                "percent",
+                "finished_at",
+                "report",
+                "error",
+                "source",
+                "questions_encrypted",
+            ]
+        )

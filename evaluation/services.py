@@ -57,7 +57,7 @@ from evaluation.sources import (
     demo_database_sources,
     read_termite_archive,
 )
-from evaluation.validation import prepare_benchmark
+from evaluation.validation import Progress, no_progress, prepare_benchmark
 
 
 class VersionStateError(ValueError):
@@ -148,6 +148,14 @@ def _create_version(
     return ImportResult(version=version, created=True, report=report)
 
 
+def database_check_addable(*, version: BenchmarkVersion, slug: str) -> None:
+    """Refuse what `database_add` refuses before it builds anything: a published version, a name taken."""
+    if version.is_published:
+        raise VersionStateError(f"{version} is published; add databases to a new draft version")
+    if version.databases.filter(slug=slug).exists():
+        raise SourceError(f"{version} already has a database {slug!r}")
+
+
 def database_add(
     *,
     version: BenchmarkVersion,
@@ -155,21 +163,21 @@ def database_add(
     questions: list[QuestionSource],
     reference_url: str | None = None,
     added_on: date | None = None,
+    progress: Progress = no_progress,
 ) -> ValidationReport:
     """Add one database and its questions to a draft version, as added to the benchmark on `added_on`
-    (default: today)."""
-    if version.is_published:
-        raise VersionStateError(f"{version} is published; add databases to a new draft version")
-    if version.databases.filter(slug=database.slug).exists():
-        raise SourceError(f"{version} already has a database {database.slug!r}")
+    (default: today), telling `progress` each step. In the web site it runs as a job
+    (evaluation/imports.py)."""
+    database_check_addable(version=version, slug=database.slug)
     source = BenchmarkSource(databases=[database], questions=questions)
     with tempfile.TemporaryDirectory(prefix="termite-build-") as workdir:
         prepared = prepare_benchmark(
-            source, workdir=Path(workdir), reference_url=reference_url, **_suite_settings()
+            source, workdir=Path(workdir), reference_url=reference_url, progress=progress, **_suite_settings()
         )
         # A practice version's gold is public: a dump may quote it.
         if version.shows_data and not version.is_practice:
             _refuse_dumps_quoting_gold(_prepared_dumps(prepared), error=SourceError)
+        progress(95, f"storing {database.slug}, its questions and its test suite")
         with database_cache.installed_copies(_built_files(prepared)) as files, transaction.atomic():
             files.store()
             _store(version, prepared, added_on=added_on or timezone.localdate())

@@ -9,6 +9,7 @@ urlpatterns = [
     path("import/", staff_views.import_archive, name="import_archive"),
     path("versions/<str:label>/", staff_views.version, name="version"),
     path("versions/<str:label>/databases/new/", staff_views.database_add, name="database_add"),
+    path("imports/<int:pk>/", staff_views.database_import, name="database_import"),
     path(
         "versions/<str:label>/databases/<slug:slug>/schema/",
         staff_views.database_schema,

@@ -14,7 +14,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
-from evaluation import errata, services
+from evaluation import errata, imports, services
 from evaluation.forms import (
     AddDatabaseForm,
     DraftVersionForm,
@@ -24,7 +24,14 @@ from evaluation.forms import (
     ParticipantsSeeForm,
     SchemaShownForm,
 )
-from evaluation.models import BenchmarkVersion, Database, Erratum, Question, ValidationReport
+from evaluation.models import (
+    BenchmarkVersion,
+    Database,
+    DatabaseImport,
+    Erratum,
+    Question,
+    ValidationReport,
+)
 from evaluation.selectors import database_summaries, questions_with_open_errata
 from evaluation.sources import SourceError, database_source_from_files
 from termite_site.accounts.http import AuthenticatedHttpRequest
@@ -111,6 +118,7 @@ def version(request: AuthenticatedHttpRequest, label: str) -> HttpResponse:
             "databases": database_summaries(version=version),
             "questions": questions,
             "reports": version.reports.all(),
+            "imports": version.database_imports.select_related("requested_by")[:20],
             "participants_form": ParticipantsSeeForm(initial={"participants_see": version.participants_see}),
         },
     )
@@ -118,6 +126,8 @@ def version(request: AuthenticatedHttpRequest, label: str) -> HttpResponse:
 
 @staff_required
 def database_add(request: AuthenticatedHttpRequest, label: str) -> HttpResponse:
+    """The upload is read here, so that a bad file is refused at once; building, checking and storing the
+    database is a job, whose page shows its progress and its report."""
     version = get_object_or_404(BenchmarkVersion, label=label)
     form = AddDatabaseForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
@@ -134,18 +144,30 @@ def database_add(request: AuthenticatedHttpRequest, label: str) -> HttpResponse:
                 dialect=data["dialect"],
                 description=data["description"],
             )
-            report = services.database_add(
-                version=version, database=database, questions=questions, reference_url=_reference_url()
+            job = imports.database_import_create(
+                version=version, database=database, questions=questions, requested_by=request.user
             )
         except (SourceError, services.VersionStateError) as error:
             form.add_error(None, str(error))
         else:
-            messages.success(request, _("Database %(slug)s added.") % {"slug": database.slug})
-            return redirect("staff:report", pk=report.pk)
+            messages.info(
+                request, _("Adding %(slug)s: this page shows how far it got.") % {"slug": database.slug}
+            )
+            return redirect("staff:database_import", pk=job.pk)
     status = 400 if form.errors else 200
     return render(
         request, "evaluation/staff/database_add.html", {"version": version, "form": form}, status=status
     )
+
+
+@staff_required
+def database_import(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
+    # Without Redis no worker sweeps: a page that reloads until its job ends must see a lost one end.
+    imports.database_imports_sweep()
+    job = get_object_or_404(DatabaseImport.objects.select_related("version", "report", "requested_by"), pk=pk)
+    response = render(request, "evaluation/staff/database_import.html", {"job": job})
+    response["Cache-Control"] = "no-store"  # it changes while the job runs
+    return response
 
 
 @staff_required

@@ -8,6 +8,7 @@ admins and printed by commands, and it must be safe to paste into an issue.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from pathlib import Path
 
 import sqlglot
@@ -25,6 +26,17 @@ from evaluation.scoring.schema_shape import column_names, differences
 from evaluation.scoring.statements import TranspileError, parse_one
 from evaluation.sources import BenchmarkSource, DatabaseSource, QuestionSource, SourceError
 
+# Told how far a build got, as a percentage of the whole, and what it does now (a job shows it to staff).
+Progress = Callable[[int, str], None]
+
+
+def no_progress(percent: int, message: str) -> None:
+    """Progress nobody watches."""
+
+
+# How far into a build each of its steps begins; the test suite takes most of the time.
+_BUILDING, _CHECKING, _REFERENCE, _SUITES, _SUITES_END = 0, 15, 30, 40, 90
+
 # Gold is trusted more than predictions, but it is still run in the sandbox, with room to spare.
 VALIDATION_LIMITS = Limits(query_seconds=10.0, total_seconds=3600.0)
 
@@ -36,15 +48,24 @@ def prepare_benchmark(
     reference_url: str | None = None,
     suite_candidates: int = 0,
     suite_seed: str = "",
+    progress: Progress = no_progress,
 ) -> PreparedBenchmark:
     """Build every database, check every gold query, then distil each database's test suite from
-    `suite_candidates` neighbours (none when 0). Raises SourceError on unusable input."""
+    `suite_candidates` neighbours (none when 0), telling `progress` each step. Raises SourceError on
+    unusable input."""
     known = {db.slug for db in source.databases}
     for given in source.questions:
         if given.db_slug not in known:
             raise SourceError(f"question {given.public_id}: no database {given.db_slug!r}")
-    databases = [build_database(db, workdir) for db in source.databases]
+    databases = []
+    for number, given_database in enumerate(source.databases):
+        progress(
+            _share(_BUILDING, _CHECKING, number, len(source.databases)),
+            f"building {given_database.slug} from its dump",
+        )
+        databases.append(build_database(given_database, workdir))
     by_slug = {db.source.slug: db for db in databases}
+    progress(_CHECKING, f"checking {len(source.questions)} gold queries on SQLite")
     questions = [transpile_question(q, by_slug[q.db_slug]) for q in source.questions]
     with Sandbox(VALIDATION_LIMITS) as sandbox:
         for question in questions:
@@ -54,11 +75,16 @@ def prepare_benchmark(
         _check_schema_shown(db, [q for q in questions if q.source.db_slug == db.source.slug])
     _check_duplicates(questions)
     if reference_url:
+        progress(_REFERENCE, "checking the tables and the gold queries against MariaDB")
         for db in databases:
             check_against_reference(
                 db, [q for q in questions if q.source.db_slug == db.source.slug], reference_url=reference_url
             )
-    for db in databases:
+    for number, db in enumerate(databases):
+        start = _share(_SUITES, _SUITES_END, number, len(databases))
+        end = _share(_SUITES, _SUITES_END, number + 1, len(databases))
+        if suite_candidates > 0:
+            progress(start, f"building the test suite of {db.source.slug} from {suite_candidates} candidates")
         db.suite = distil_suite(
             slug=db.source.slug,
             dump=db.source.dump,
@@ -74,8 +100,32 @@ def prepare_benchmark(
             candidates=suite_candidates,
             seed=suite_seed_of(suite_seed, db.sqlite_sha256),
             reference_url=reference_url,
+            on_candidate=_candidates_progress(progress, db.source.slug, start, end),
         )
     return PreparedBenchmark(databases=databases, questions=questions, reference_checked=bool(reference_url))
+
+
+def _share(start: int, end: int, done: int, total: int) -> int:
+    return start + (end - start) * done // max(total, 1)
+
+
+def _candidates_progress(progress: Progress, slug: str, start: int, end: int) -> Callable[[int, int], None]:
+    """Steps of a suite's build: its candidates built, by quarters (so that the steps stay few enough to
+    read), over two thirds of its share; then every query run on each candidate, over the last third."""
+
+    def built(done: int, total: int) -> None:
+        if done == total:
+            progress(
+                _share(start, end, 2, 3),
+                f"test suite of {slug}: the gold queries and their near misses run on each candidate",
+            )
+        elif done % max(1, total // 4) == 0:
+            progress(
+                _share(start, end, 2 * done, 3 * total),
+                f"test suite of {slug}: {done} of {total} candidates built",
+            )
+
+    return built
 
 
 def build_database(source: DatabaseSource, workdir: Path) -> PreparedDatabase:

@@ -1,8 +1,10 @@
 """The scoring worker: RQ's worker that first sweeps up submissions and protocol runs a dead worker or lost
-job left behind, then fetches the copies of the databases this host lacks (a worker shares no disk with
-the web site or with other workers: evaluation/database_cache.py), then runs the gold of every published
-version once, so that the work-horses it forks inherit the results and what the cache has checked. It
-listens on the scoring queue and on its sibling, the protocol queue: `rqworker scoring protocol`.
+job left behind (and fails the database imports such a job left running), then fetches the copies of the
+databases this host lacks (a worker shares no disk with the web site or with other workers:
+evaluation/database_cache.py), then runs the gold of every published version once, so that the
+work-horses it forks inherit the results and what the cache has checked. It listens on the scoring queue
+and on its siblings, the protocol queue and the queue of databases staff add (evaluation/imports.py):
+`rqworker scoring protocol imports`.
 
 While it works it sweeps again every TERMITE_SWEEP_SECONDS, in a thread of its own: a work-horse killed
 mid-job (out of memory, a stopped container) leaves its submission `running` with a silent heartbeat, and
@@ -27,6 +29,7 @@ from rq import Worker
 
 from evaluation.database_cache import databases_fetch
 from evaluation.grading import warm_gold_cache
+from evaluation.imports import sweep_imports
 from leaderboard.run_services import sweep_runs
 from leaderboard.services import sweep_submissions
 
@@ -43,6 +46,7 @@ class ScoringWorker(Worker):
             )
         sweep_submissions()
         sweep_runs()
+        sweep_imports()
         try:
             copies = databases_fetch()
         except Exception as error:  # each job fetches what it lacks all the same
@@ -73,12 +77,13 @@ class ScoringWorker(Worker):
 
 
 def sweep_periodically(wait: Callable[[float], bool]) -> None:
-    """Sweep up submissions and protocol runs every TERMITE_SWEEP_SECONDS, until `wait` (given the period)
-    returns True."""
+    """Sweep up submissions, protocol runs and lost database imports every TERMITE_SWEEP_SECONDS, until
+    `wait` (given the period) returns True."""
     while not wait(settings.TERMITE_SWEEP_SECONDS):
         try:
             sweep_submissions()
             sweep_runs()
+            sweep_imports()
         finally:
             # This thread's own connections: none stays open for a work-horse forked meanwhile to inherit.
             connections.close_all()

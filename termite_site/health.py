@@ -3,8 +3,8 @@
 - `database`: `SELECT 1` on the default connection.
 - `redis`, only when REDIS_URL is set: a PING, with short timeouts, so that a dead Redis fails the check at
   once instead of hanging the load balancer's probe.
-- `queues`: the depth of each queue of settings.RQ_QUEUES (scoring, protocol). A deep queue is busy, not
-  broken: it never fails the check.
+- `queues`: the depth of each queue of settings.RQ_QUEUES (scoring, protocol, imports). A deep queue is
+  busy, not broken: it never fails the check.
 - `workers`: RQ's registry of workers in Redis (each worker stamps its own heartbeat there) and the newest
   heartbeat among them. No worker, or none heard from for TERMITE_HEALTH_WORKER_SILENCE_SECONDS, fails:
   uploads would wait in the queue for ever.

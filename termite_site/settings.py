@@ -127,7 +127,10 @@ else:
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env_str("REDIS_URL")
-# Without Redis, no queue is used: jobs run in threads of the web process (leaderboard/queue.py).
+# The longest the job of adding a database may run; past it a worker stops it, and a sweep fails a job
+# whose process ended without a word (evaluation/imports.py).
+TERMITE_IMPORT_TIMEOUT = env_int("TERMITE_IMPORT_TIMEOUT", 3600)
+# Without Redis, no queue is used: jobs run in threads of the web process (termite_site/queue.py).
 RQ_QUEUES = {
     "scoring": {
         "URL": REDIS_URL or "redis://127.0.0.1:6379/0",
@@ -140,6 +143,13 @@ RQ_QUEUES = {
     "protocol": {
         "URL": REDIS_URL or "redis://127.0.0.1:6379/0",
         "DEFAULT_TIMEOUT": env_int("TERMITE_PROTOCOL_MAX_SECONDS", 6 * 3600) + 600,
+        "ASYNC": bool(REDIS_URL),
+    },
+    # Adding a database to a draft (evaluation/imports.py): building it and its test suite takes minutes, and
+    # must hold up neither the web request nor scoring. `manage.py rqworker scoring protocol imports`.
+    "imports": {
+        "URL": REDIS_URL or "redis://127.0.0.1:6379/0",
+        "DEFAULT_TIMEOUT": TERMITE_IMPORT_TIMEOUT,
         "ASYNC": bool(REDIS_URL),
     },
 }

@@ -238,6 +238,19 @@ def in_process(settings, monkeypatch):
 
 
 @pytest.fixture
+def imports_in_process(settings, monkeypatch):
+    """Run the job of adding a database in this process, in the test's own thread, once the request's
+    transaction commits (wrap the request in `django_capture_on_commit_callbacks(execute=True)`): the
+    embedded mode's thread would not see the test's uncommitted rows."""
+    from django.utils.module_loading import import_string
+
+    from evaluation import imports
+
+    settings.REDIS_URL = ""
+    monkeypatch.setattr(imports, "start_thread", lambda job, *args, **kwargs: import_string(job)(*args))
+
+
+@pytest.fixture
 def gold():
     from tests.demo import demo_gold
 

@@ -191,11 +191,11 @@ def _answers(url: str) -> bool:
         return False
 
 
-def run_worker_burst(**env: str) -> subprocess.CompletedProcess:
-    """`rqworker scoring --burst`: works through the queue, then exits."""
+def run_worker_burst(*queues: str, **env: str) -> subprocess.CompletedProcess:
+    """`rqworker QUEUES --burst` (the scoring queue unless told): works through them, then exits."""
     require_process_lane("an rq worker")
     return subprocess.run(
-        [sys.executable, "manage.py", "rqworker", "scoring", "--burst"],
+        [sys.executable, "manage.py", "rqworker", *(queues or ("scoring",)), "--burst"],
         cwd=ROOT,
         env=portal_env(**env),
         capture_output=True,
@@ -206,10 +206,10 @@ def run_worker_burst(**env: str) -> subprocess.CompletedProcess:
 
 def start_worker(**env: str) -> subprocess.Popen:
     """A long-running worker in its own process group, so that a test can kill it with its work-horse. It
-    listens on both queues, as the README starts it: scoring, and protocol runs."""
+    listens on every queue, as the README starts it: scoring, protocol runs, and databases staff add."""
     require_process_lane("an rq worker")
     return subprocess.Popen(
-        [sys.executable, "manage.py", "rqworker", "scoring", "protocol"],
+        [sys.executable, "manage.py", "rqworker", "scoring", "protocol", "imports"],
         cwd=ROOT,
         env=portal_env(**env),
         stdout=subprocess.DEVNULL,

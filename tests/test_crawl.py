@@ -23,7 +23,7 @@ from django.test import Client
 from django.urls import Resolver404, resolve
 
 from evaluation.errata import erratum_accept, erratum_decline, erratum_report
-from evaluation.models import Question
+from evaluation.models import DatabaseImport, Question
 from evaluation.scoring.functions import install_functions
 from leaderboard.models import RunExchange
 from leaderboard.services import submission_score
@@ -167,6 +167,10 @@ def site(demo_version, owner, other_user, staff, make_submission, make_team, gol
     token, _raw = api_token_create(user=owner, name="crawl")
     question = demo_version.questions.first()
     report = demo_version.reports.first()
+    # The page of a database being added: a job that ended with its report.
+    job = DatabaseImport.objects.create(
+        version=demo_version, slug="biblioteca", state=DatabaseImport.State.DONE, percent=100, report=report
+    )
     erratum_report(reporter=owner, question=question, description=f"{ERRATUM_MARK}: open")
     declined = erratum_report(reporter=owner, question=question, description=f"{ERRATUM_MARK}: declined")
     erratum_decline(erratum=declined, by=staff, staff_reason="La domanda è corretta.")
@@ -194,6 +198,7 @@ def site(demo_version, owner, other_user, staff, make_submission, make_team, gol
         f"/staff/questions/{question.pk}/errata/",
         f"/errata/new/?version={demo_version.label}&question_id={question.public_id}",
         f"/staff/reports/{report.pk}/",
+        f"/staff/imports/{job.pk}/",
         "/admin/",
         "/admin/evaluation/question/",
         f"/admin/evaluation/question/{question.pk}/change/",

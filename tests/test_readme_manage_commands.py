@@ -12,6 +12,7 @@ import subprocess
 import pytest
 from django.core.management import CommandError, get_commands, load_command_class
 
+from evaluation.models import BenchmarkVersion
 from leaderboard.models import Submission
 from tests.demo import predictions_jsonl
 from tests.leaderboard.protocol_runs import good_model
@@ -112,7 +113,7 @@ def test_the_readme_manage_commands_run_as_written_against_the_demo(
     runs (OpenAI's, and one on loopback) are the test's stub; the README's card makes one run public."""
     require_process_lane("python3 dev.py manage")
     texts = readme_texts_run_against_the_demo()
-    assert len(texts) == 11, texts
+    assert len(texts) == 12, texts
     (tmp_path / "dev.py").symlink_to(ROOT / "dev.py")
     (tmp_path / "predictions.jsonl").write_bytes(predictions_jsonl(gold))
     printed: dict[str, list[str]] = {}  # by command, what each run of it printed
@@ -143,6 +144,10 @@ def test_the_readme_manage_commands_run_as_written_against_the_demo(
     )
     scores = json.loads(printed["score"][0])
     assert scores["overall"]["ea"] == 1.0 and len(scores["questions"]) == len(gold)
+    assert printed["create_version"][0].startswith(
+        "Draft Termite 1.1 created, a copy of Termite demo demo-1.0 (2 databases,"
+    )
+    assert not BenchmarkVersion.objects.get(label="1.1").is_published
     assert "Would re-enqueue 0 submission(s)." in printed["requeue_stuck"][0]
     assert all(f"{database}:" in printed["build_suites"][0] for database in ("biblioteca", "ciclismo"))
     assert "0 fetched, 2 already here" in printed["fetch_databases"][0]

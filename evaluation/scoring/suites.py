@@ -6,8 +6,9 @@ turned `>` passes when no row holds the boundary value). Test-suite accuracy (Zh
 a suite of neighbour databases too. `build_suite` makes the suite of one database, as the paper distils
 its own:
 
-1. generate `candidates` neighbours (`neighbours.neighbour_dump`, seeded, so the same inputs give the same
-   bytes) and build each through the dump converter, like the original copy;
+1. generate `candidates` neighbours (`neighbours.NeighbourSource`: the database read once, from a sample of
+   each large table sized to whether a gold reads it; seeded, so the same inputs give the same bytes) and
+   build each through the dump converter, like the original copy;
 2. run every question's gold and its near misses (`near_misses.near_misses`, transpiled to SQLite by the
    caller) on the original and on every candidate; a near miss is told apart where its rows differ from
    the gold's under the EA rule (or it fails);
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -34,7 +35,7 @@ from evaluation.scoring import fidelity
 from evaluation.scoring.compare import results_match
 from evaluation.scoring.engine_choice import bare_columns_vary, order_dependence
 from evaluation.scoring.mysql_dump import DumpError, build_sqlite, schema_text
-from evaluation.scoring.neighbours import neighbour_dump
+from evaluation.scoring.neighbours import NeighbourSource
 from evaluation.scoring.reference import load_dump
 from evaluation.scoring.sandbox import Execution, Limits, Query, Sandbox
 from evaluation.scoring.score import GoldResult, run_gold
@@ -99,26 +100,24 @@ def build_suite(
     candidates: int = CANDIDATES,
     keep: int = MAX_SUITE,
     limits: Limits,
+    on_candidate: Callable[[int, int], None] | None = None,
 ) -> BuiltSuite:
-    """The suite of the database built at `original` from `dump`; its files are written into `workdir`."""
+    """The suite of the database built at `original` from `dump`; its files are written into `workdir`.
+    `on_candidate` is told after each candidate how many are done, of how many."""
     started = time.perf_counter()
-    text = schema_text(dump, source=source)
-    built: list[Neighbour] = []
-    unbuildable = 0
-    for number in range(candidates):
-        candidate_seed = f"{seed}:{number}"
-        path = workdir / f"candidate-{hashlib.sha256(candidate_seed.encode()).hexdigest()[:16]}.sqlite3"
-        try:
-            generated = neighbour_dump(
-                original=original, schema_text=text, literals=literals, seed=candidate_seed, source=source
-            )
-            build_sqlite(generated, path, source=source)
-        except (DumpError, ValueError):
-            unbuildable += 1  # a generator slip costs one candidate, never the import
-            continue
-        built.append(
-            Neighbour(candidate_seed, generated, path, hashlib.sha256(path.read_bytes()).hexdigest())
+    try:
+        drawn_from = NeighbourSource(
+            original=original,
+            schema_text=schema_text(dump, source=source),
+            literals=literals,
+            source=source,
+            read_tables=_tables_read([question.gold for question in questions], source),
+            sample_seed=seed,
         )
+    except ValueError:
+        built = []  # a schema text the generator cannot read: no candidate builds
+    else:
+        built = _build_candidates(drawn_from, seed, candidates, workdir, source, on_candidate)
     with Sandbox(limits) as sandbox:
         on_original = _told_apart(sandbox, original, questions)
         verdicts = [_told_apart(sandbox, candidate.path, questions) for candidate in built]
@@ -137,9 +136,47 @@ def build_suite(
         neighbours=[built[c] for c in chosen],
         questions=suites,
         candidates=candidates,
-        unbuildable=unbuildable,
+        unbuildable=candidates - len(built),
         seconds=time.perf_counter() - started,
     )
+
+
+def _tables_read(golds: Sequence[str], source: str) -> set[str]:
+    """The tables the gold queries name, in lower case (a gold that cannot be read names none)."""
+    names = set()
+    for gold in golds:
+        try:
+            tree, _ = parse_one(gold, source=source)
+        except TranspileError:
+            continue
+        names |= {table.name.lower() for table in tree.find_all(exp.Table)}
+    return names
+
+
+def _build_candidates(
+    drawn_from: NeighbourSource,
+    seed: str,
+    candidates: int,
+    workdir: Path,
+    source: str,
+    on_candidate: Callable[[int, int], None] | None,
+) -> list[Neighbour]:
+    built = []
+    for number in range(candidates):
+        candidate_seed = f"{seed}:{number}"
+        path = workdir / f"candidate-{hashlib.sha256(candidate_seed.encode()).hexdigest()[:16]}.sqlite3"
+        try:
+            generated = drawn_from.neighbour(candidate_seed)
+            build_sqlite(generated, path, source=source)
+        except (DumpError, ValueError):
+            pass  # a generator slip costs one candidate, never the import
+        else:
+            built.append(
+                Neighbour(candidate_seed, generated, path, hashlib.sha256(path.read_bytes()).hexdigest())
+            )
+        if on_candidate is not None:
+            on_candidate(number + 1, candidates)
+    return built
 
 
 # question id -> the near misses (indices) the database tells apart; None where the gold cannot judge there

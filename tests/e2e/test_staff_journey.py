@@ -1,4 +1,5 @@
-"""In a real browser: a staff member adds a database through the staff pages, reads the report, publishes."""
+"""In a real browser: a staff member adds a database through the staff pages, watches the job that adds it
+until its report shows, publishes."""
 
 from __future__ import annotations
 
@@ -48,7 +49,9 @@ def test_staff_add_a_database_read_the_report_and_publish_a_new_version(
     page.set_input_files("#id_questions", str(tmp_path / "negozio.jsonl"))
     page.fill("#id_display_name", "Negozio")
     page.click("button:has-text('Build, validate and add')")
-    page.wait_for_url("**/staff/reports/*/")
+    page.wait_for_url("**/staff/imports/*/")  # the worker builds it; the page reloads until it is done
+    page.wait_for_selector("#report-text", timeout=120_000)
+    assert page.inner_text("#import-state") == "done"
     report = page.inner_text("#report-text")
     assert "negozio: 1 tables, 3 rows" in report
     assert "questions: 2, valid 2" in report

@@ -9,7 +9,14 @@ import pytest
 from django.conf import settings as django_settings
 from django.core.management import CommandError, call_command
 
-from evaluation.models import BenchmarkVersion, Database, Question, StoredDatabase, ValidationReport
+from evaluation.models import (
+    BenchmarkVersion,
+    Database,
+    DatabaseImport,
+    Question,
+    StoredDatabase,
+    ValidationReport,
+)
 from evaluation.services import (
     VersionStateError,
     database_add,
@@ -133,7 +140,7 @@ def test_a_failure_while_storing_leaves_no_rows_and_no_new_files(draft, monkeypa
     assert set(cache_dir().glob("*")) == before
 
 
-def test_the_command_adds_a_database_and_prints_the_report(draft, tmp_path, capsys):
+def test_the_command_prints_each_step_as_it_goes_then_the_report(draft, tmp_path, capsys):
     (tmp_path / "negozio.sql").write_text(DUMP)
     (tmp_path / "q.jsonl").write_bytes(GOOD_QUESTIONS)
     call_command(
@@ -146,8 +153,32 @@ def test_the_command_adds_a_database_and_prints_the_report(draft, tmp_path, caps
         str(tmp_path / "q.jsonl"),
     )
     out = capsys.readouterr().out
+    assert out.startswith(
+        "[  0%] building negozio from its dump\n"
+        "[ 15%] checking 5 gold queries on SQLite\n"
+        "[ 95%] storing negozio, its questions and its test suite\n"
+    )
     assert "negozio-003: gold_fails" in out
     assert "Added negozio to Prova draft-1 (5 questions)." in out
+    job = DatabaseImport.objects.get()
+    assert (job.state, job.requested_by, job.report) == ("done", None, draft.reports.get())
+
+
+def test_the_command_ends_with_the_error_of_a_failed_job_and_stores_nothing(draft, tmp_path, capsys):
+    (tmp_path / "negozio.sql").write_text(DUMP + "INSERT INTO clienti VALUES (;\n")
+    (tmp_path / "q.jsonl").write_bytes(GOOD_QUESTIONS)
+    with pytest.raises(CommandError, match=r"^database negozio: .*line 5"):
+        call_command(
+            "add_database",
+            "--version",
+            "draft-1",
+            "--dump",
+            str(tmp_path / "negozio.sql"),
+            "--questions",
+            str(tmp_path / "q.jsonl"),
+        )
+    assert capsys.readouterr().out == "[  0%] building negozio from its dump\n"
+    assert not draft.databases.exists() and DatabaseImport.objects.get().state == "failed"
 
 
 @pytest.mark.parametrize(

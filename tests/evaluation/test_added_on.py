@@ -38,17 +38,20 @@ def test_a_database_added_to_a_draft_is_dated_the_day_it_is_added():
     assert dates(draft) == {"negozio": timezone.localdate()}
 
 
-def test_a_database_added_by_staff_on_the_page_is_dated_that_day(client, staff):
+def test_a_database_added_by_staff_on_the_page_is_dated_that_day(
+    client, staff, imports_in_process, django_capture_on_commit_callbacks
+):
     draft = version_create_draft(label="bozza", name="Prova")
     client.force_login(staff)
-    response = client.post(
-        reverse("staff:database_add", args=[draft.label]),
-        {
-            "dump": SimpleUploadedFile("negozio.sql", DUMP.encode()),
-            "questions": SimpleUploadedFile("q.jsonl", GOOD_QUESTIONS),
-            "dialect": "mysql",
-        },
-    )
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(
+            reverse("staff:database_add", args=[draft.label]),
+            {
+                "dump": SimpleUploadedFile("negozio.sql", DUMP.encode()),
+                "questions": SimpleUploadedFile("q.jsonl", GOOD_QUESTIONS),
+                "dialect": "mysql",
+            },
+        )
     assert response.status_code == 302
     assert dates(draft) == {"negozio": timezone.localdate()}
 

@@ -20,7 +20,7 @@ from sqlglot import exp
 
 from evaluation.scoring.functions import install_functions
 from evaluation.scoring.mysql_dump import build_sqlite, schema_text
-from evaluation.scoring.neighbours import neighbour_dump
+from evaluation.scoring.neighbours import SAMPLE_READ, SAMPLE_UNREAD, NeighbourSource, neighbour_dump
 from evaluation.scoring.reference import load_dump
 from evaluation.scoring.schema_shape import read_shape
 from evaluation.scoring.statements import split_statements
@@ -447,6 +447,80 @@ def test_a_neighbour_of_a_demo_database_reads_each_table_of_the_original_once(
         neighbour_dump(original=original, schema_text=schema_text(dump), seed=str(seed))
         reads = sorted(re.findall(r'FROM "(\w+)" ORDER BY rowid', " ".join(statements)))
         assert reads == sorted(table.name for table in read_shape(original))
+
+
+def test_a_source_read_once_gives_each_seed_the_neighbour_it_gives_alone(
+    scuola: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A suite draws its 40 candidates from one source: the original is read once for all of them."""
+    statements: list[str] = []
+    connect = sqlite3.connect
+
+    def traced(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+        connection = connect(*args, **kwargs)
+        connection.set_trace_callback(statements.append)
+        return connection
+
+    monkeypatch.setattr(sqlite3, "connect", traced)
+    literals = {"cognome": {"Rossi"}, "media": {Decimal("8.5")}}
+    source = NeighbourSource(original=scuola, schema_text=schema_text(SCUOLA), literals=literals)
+    reads = len(statements)
+    drawn = [source.neighbour(str(seed)) for seed in range(5)]
+    assert len(statements) == reads  # nothing more read for the neighbours themselves
+    assert drawn == [neighbour_of(scuola, SCUOLA, str(seed), literals=literals) for seed in range(5)]
+
+
+# A city table larger than a sample, a few of whose rows hold the gold's literal, and a table of people
+# living in them that no gold reads.
+CITTA_ROWS, ABITANTI_ROWS, LISBOA = 3_000, 4_000, (7, 1_500, 2_999)
+CITTA = (
+    "CREATE TABLE citta (id INT NOT NULL PRIMARY KEY, nome VARCHAR(20) NOT NULL, abitanti INT NOT NULL);\n"
+    "CREATE TABLE abitanti (id INT NOT NULL PRIMARY KEY, citta_id INT NOT NULL,\n"
+    "  FOREIGN KEY (citta_id) REFERENCES citta (id));\n"
+    "INSERT INTO citta VALUES "
+    + ",".join(
+        f"({n}, '{'Lisboa' if n in LISBOA else f'Citta {n}'}', {n * 10})" for n in range(1, CITTA_ROWS + 1)
+    )
+    + ";\nINSERT INTO abitanti VALUES "
+    + ",".join(f"({n}, {n % CITTA_ROWS + 1})" for n in range(1, ABITANTI_ROWS + 1))
+    + ";\n"
+)
+
+
+@pytest.fixture(scope="module")
+def citta(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return built(CITTA, tmp_path_factory.mktemp("citta") / "citta.sqlite3")
+
+
+def citta_source(original: Path, sample_seed: str = "s") -> NeighbourSource:
+    return NeighbourSource(
+        original=original,
+        schema_text=schema_text(CITTA),
+        literals={"nome": {"LISBOA"}},
+        read_tables={"CITTA"},
+        sample_seed=sample_seed,
+    )
+
+
+def test_a_table_a_gold_reads_is_drawn_from_a_sample_holding_the_rows_with_its_literals(citta: Path) -> None:
+    sample = citta_source(citta).sample("citta")
+    assert len(sample) == SAMPLE_READ < CITTA_ROWS
+    assert {row[0] for row in sample if row[1] == "Lisboa"} == set(LISBOA)
+    assert [row[0] for row in sample] == sorted(row[0] for row in sample)  # in the table's order
+
+
+def test_a_table_no_gold_reads_gets_a_smaller_sample_joined_to_its_parents_sample(citta: Path) -> None:
+    source = citta_source(citta)
+    cities = {row[0] for row in source.sample("citta")}
+    people = source.sample("abitanti")
+    assert len(people) == SAMPLE_UNREAD
+    assert all(city in cities for _, city in people)
+
+
+def test_the_same_sample_seed_gives_the_same_sample_and_another_seed_another(citta: Path) -> None:
+    assert citta_source(citta).sample("citta") == citta_source(citta).sample("citta")
+    assert citta_source(citta).neighbour("1") == citta_source(citta).neighbour("1")
+    assert citta_source(citta).sample("citta") != citta_source(citta, sample_seed="t").sample("citta")
 
 
 # --- MariaDB -------------------------------------------------------------------------------------------------

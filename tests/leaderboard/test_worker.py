@@ -37,11 +37,14 @@ def test_a_worker_without_the_gold_key_in_its_environment_refuses_to_start(real_
     assert "A scoring worker needs TERMITE_GOLD_KEY from the environment" in done.stderr
 
 
-def test_a_working_worker_sweeps_submissions_and_protocol_runs_every_sweep_period(monkeypatch, settings):
+def test_a_working_worker_sweeps_submissions_protocol_runs_and_lost_imports_every_sweep_period(
+    monkeypatch, settings
+):
     settings.TERMITE_SWEEP_SECONDS = 7.5
     swept, waited = [], []
     monkeypatch.setattr(worker, "sweep_submissions", lambda: swept.append("submissions"))
     monkeypatch.setattr(worker, "sweep_runs", lambda: swept.append("protocol runs"))
+    monkeypatch.setattr(worker, "sweep_imports", lambda: swept.append("database imports"))
     # Two periods pass, then the worker stops while the third is running.
     stops = iter([False, False, True])
 
@@ -51,4 +54,4 @@ def test_a_working_worker_sweeps_submissions_and_protocol_runs_every_sweep_perio
 
     worker.sweep_periodically(wait)
     assert waited == [7.5, 7.5, 7.5]
-    assert swept == ["submissions", "protocol runs"] * 2
+    assert swept == ["submissions", "protocol runs", "database imports"] * 2

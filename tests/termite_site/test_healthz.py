@@ -46,7 +46,7 @@ def staff_client(client, staff):
 
 
 def worker_born(client: redis.Redis, *, silent_for: timedelta = timedelta(0)) -> Worker:
-    worker = Worker(["scoring", "protocol"], connection=client)
+    worker = Worker(["scoring", "protocol", "imports"], connection=client)
     worker.register_birth()
     client.hset(worker.key, "last_heartbeat", utcformat(now() - silent_for))
     return worker
@@ -97,7 +97,7 @@ def test_with_a_worker_heard_from_it_answers_200_with_each_queues_depth(staff_cl
     assert response.status_code == 200
     body = response.json()
     assert body["failing"] == [] and body["redis"] == {"status": "ok"}
-    assert body["queues"] == {"status": "ok", "depth": {"scoring": 1, "protocol": 0}}
+    assert body["queues"] == {"status": "ok", "depth": {"scoring": 1, "protocol": 0, "imports": 0}}
     workers = body["workers"]
     assert workers["status"] == "ok" and workers["count"] == 1
     assert 30 <= workers["seconds_since"] < 60

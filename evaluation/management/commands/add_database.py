@@ -1,22 +1,24 @@
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 from django.core.management.base import CommandError, CommandParser
 
+from evaluation.imports import database_import_create, database_import_run
 from evaluation.management.commands._base import BenchmarkCommand
+from evaluation.models import DatabaseImport
 from evaluation.scoring.vocabulary import DIALECTS
-from evaluation.services import VersionStateError, database_add
+from evaluation.services import VersionStateError
 from evaluation.sources import SourceError, database_source_from_files
 
 
 class Command(BenchmarkCommand):
     help = (
         "Add a database and its questions to a draft benchmark version: a MySQL or SQLite dump, an optional "
-        "schema-only dump shown to participants, and a JSONL file of {id?, question, gold_sql}. Prints the "
-        "validation report; nothing is stored if any input is bad."
+        "schema-only dump shown to participants, and a JSONL file of {id?, question, gold_sql}. Runs the job "
+        "the staff page queues, here, printing each step, then the validation report; nothing is stored if "
+        "any input is bad."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -52,18 +54,23 @@ class Command(BenchmarkCommand):
                 display_name=display_name,
                 dialect=dialect,
             )
-            report = database_add(
-                version=version,
-                database=database,
-                questions=question_sources,
-                reference_url=os.environ.get("TERMITE_REFERENCE_MYSQL_URL") or None,
+            job = database_import_create(
+                version=version, database=database, questions=question_sources, requested_by=None, queue=False
             )
         except (SourceError, VersionStateError) as error:
             raise CommandError(str(error)) from None
-        self.stdout.write(report.text)
+        database_import_run(job_id=job.pk, progress=self._print_step)
+        job.refresh_from_db()
+        if job.state != DatabaseImport.State.DONE or job.report is None:
+            raise CommandError(job.error)
+        self.stdout.write(job.report.text)
         self.stdout.write(
             self.style.SUCCESS(f"Added {database.slug} to {version} ({len(question_sources)} questions).")
         )
+
+    def _print_step(self, percent: int, message: str) -> None:
+        self.stdout.write(f"[{percent:3d}%] {message}")
+        self.stdout.flush()
 
 
 def _read(path: Path) -> bytes:
