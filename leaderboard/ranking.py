@@ -14,7 +14,9 @@ import logging
 import re
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from datetime import date, datetime
 from typing import Any, TypedDict, TypeVar, cast
@@ -45,7 +47,7 @@ from leaderboard.model_card import (
     cutoff_date,
 )
 from leaderboard.models import Submission
-from termite_site.cached_page import WholePage
+from termite_site.cached_page import CachedPage, WholePage
 
 logger = logging.getLogger(__name__)
 
@@ -704,10 +706,14 @@ def cached(label: str, kind: str, build: Callable[[], T]) -> T:
         logger.warning("leaderboard cache unavailable (%s)", type(error).__name__)
         building, stale = True, None
     if stale is not None:
+        _mark_stale()
         return stale
     try:
-        value = build()
-        cache.set_many({key: value, previous: value}, CACHE_SECONDS)
+        with staleness() as used_stale:
+            value = build()
+        # A value made of another served stale is stale itself: kept as the previous value only, so that the
+        # next request builds it again, from fresh parts.
+        cache.set_many({previous: value} if used_stale() else {key: value, previous: value}, CACHE_SECONDS)
     except Exception as error:
         if value is None:  # the build itself failed: that is no cache outage
             raise
@@ -716,6 +722,30 @@ def cached(label: str, kind: str, build: Callable[[], T]) -> T:
         if not building:
             _forget_quietly(lock)
     return value
+
+
+_served_stale: ContextVar[list[bool] | None] = ContextVar("leaderboard_served_stale", default=None)
+
+
+@contextmanager
+def staleness() -> Iterator[Callable[[], bool]]:
+    """Within it, whether `cached` served a value built before the latest change (stale while
+    revalidating): what is made of one must not be kept as current. Nested: an inner one tells the outer."""
+    outer = _served_stale.get()
+    served = [False]
+    reset = _served_stale.set(served)
+    try:
+        yield lambda: served[0]
+    finally:
+        _served_stale.reset(reset)
+        if outer is not None and served[0]:
+            outer[0] = True
+
+
+def _mark_stale() -> None:
+    served = _served_stale.get()
+    if served is not None:
+        served[0] = True
 
 
 # How long a builder may hold a key's build lock: past it (a builder that died), another request builds.
@@ -734,22 +764,35 @@ def _forget_quietly(key: str) -> None:
         logger.warning("leaderboard cache unavailable (%s)", type(error).__name__)
 
 
-# Whole answers for anonymous visitors (termite_site/cached_page.py), one per language and address. An
-# address without ?version= shows the latest published version, which a publication changes: so they are
-# all kept under one token, which `forget` replaces with any version's (and so does a publication, which
-# calls it), and each holds until its version's next release of a scored row.
+# Pages kept per language and address: for anonymous visitors the whole answer (termite_site/cached_page.py,
+# `WholePage`), for the others the page without its nav (`CachedPage`), so that neither needs a query or a
+# render. An address without ?version= shows the latest published version, which a publication changes: so
+# they are all kept under one token, which `forget` replaces with any version's (and so does a publication,
+# which calls it), and each holds until its version's next release of a scored row.
 _PAGES_TOKEN_KEY = "leaderboard:pages:token"
 
+Kept = TypeVar("Kept", WholePage, CachedPage)
 
-def _whole_page_key(address: str) -> str:
-    return f"leaderboard:v{_SCHEMA}:{SCORER_VERSION}:whole:{hashlib.sha256(address.encode()).hexdigest()}"
+
+def _kept_page_key(address: str, kind: str) -> str:
+    digest = hashlib.sha256(address.encode()).hexdigest()
+    return f"leaderboard:v{_SCHEMA}:{SCORER_VERSION}:{kind}:{digest}"
 
 
 def whole_page(address: str) -> tuple[WholePage | None, str]:
     """The answer kept for `address` if it still holds, and the token to keep a new one under: read before
     the page is built, so that a page built while the ranking changed is kept where nobody looks."""
+    return _kept_page(_kept_page_key(address, "whole"))
+
+
+def visitor_page(address: str) -> tuple[CachedPage | None, str]:
+    """As `whole_page`, the page kept for `address` for visitors with a nav of their own."""
+    return _kept_page(_kept_page_key(address, "visitor"))
+
+
+def _kept_page(key: str) -> tuple[Any, str]:
     try:
-        stored = cache.get_many([_PAGES_TOKEN_KEY, _whole_page_key(address)])
+        stored = cache.get_many([_PAGES_TOKEN_KEY, key])
         token = stored.get(_PAGES_TOKEN_KEY)
         if token is None:
             cache.add(_PAGES_TOKEN_KEY, uuid.uuid4().hex, timeout=None)
@@ -757,18 +800,27 @@ def whole_page(address: str) -> tuple[WholePage | None, str]:
     except Exception as error:  # a cache outage makes the leaderboard slower, never unavailable
         logger.warning("leaderboard cache unavailable (%s)", type(error).__name__)
         return None, ""
-    page = stored.get(_whole_page_key(address))
+    page = stored.get(key)
     holds = page is not None and page.token == token and (page.expires is None or page.expires > time.time())
     return (page if holds else None), token
 
 
 def whole_page_keep(address: str, page: WholePage | None, *, label: str) -> None:
     """Keep `page` for `address` (a page of version `label`), unless it is None or there is no token."""
+    _keep_page(_kept_page_key(address, "whole"), page, label=label)
+
+
+def visitor_page_keep(address: str, page: CachedPage, *, token: str, label: str) -> None:
+    """Keep `page` for `address` under `token` (read by `visitor_page` before it was built)."""
+    _keep_page(_kept_page_key(address, "visitor"), replace(page, token=token), label=label)
+
+
+def _keep_page(key: str, page: Kept | None, *, label: str) -> None:
     if page is None or not page.token:
         return
     try:
         expires = cache.get(_expiry_key(label))
-        cache.set(_whole_page_key(address), replace(page, expires=expires), CACHE_SECONDS)
+        cache.set(key, replace(page, expires=expires), CACHE_SECONDS)
     except Exception as error:
         logger.warning("leaderboard cache unavailable (%s)", type(error).__name__)
 

@@ -82,43 +82,63 @@ class Pagination:
 
 @require_GET
 def leaderboard(request: HttpRequest) -> HttpResponse:
-    """The ranking, cached whole per version, language and query (see termite_site/cached_page.py); for an
-    anonymous visitor, the whole answer is kept, and served without rendering anything."""
+    """The ranking, cached whole per version, language and query (see termite_site/cached_page.py), and kept
+    per address: for an anonymous visitor the whole answer, served without rendering anything; for another
+    visitor the page without its nav, served with their nav alone rendered."""
     anonymous = cached_page.anonymous_visit(request)
     address = f"{get_language()} {request.get_full_path()}"
-    whole, token = ranking.whole_page(address) if anonymous else (None, "")
-    if whole is not None:
-        return cached_page.serve_whole(request, whole)
-    versions = _published_versions()
-    version = _chosen_version(versions, request.GET.get("version"))
-    if version is None:
-        return render(request, "leaderboard/ranking.html", {"versions": versions, "version": None})
-    columns = ranking.cached(version.label, "columns", lambda: [c.key for c in _page(version).board.columns])
-    view = RankingForm(request.GET, columns=columns).view()
-    # Links keep ?version= only where it was asked for: the latest version's page has one address.
-    named = version.label if request.GET.get("version") else ""
-    if get_messages(request):  # a message is for its visitor alone: never in a cached page
-        return render(request, "leaderboard/ranking.html", _context(versions, version, view, named))
 
-    def build() -> cached_page.CachedPage:
-        context = {
-            **_context(versions, version, view, named),
-            "nav_marker": mark_safe(cached_page.NAV_MARKER),
-        }
-        # No request: nothing of this visitor (name, CSRF token, messages) can reach the cached body.
-        return cached_page.CachedPage.of(render_to_string("leaderboard/ranking_cached.html", context))
+    def nav() -> str:
+        return render_to_string("site/_nav.html", request=request)
 
-    # Free text would make a cache entry per search typed; a search is rendered each time, from cached rows.
-    query = _query(named, view)
-    kind = f"response-{get_language()}-{hashlib.sha256(query.encode()).hexdigest()[:32]}"
-    page = build() if view.q else ranking.cached(version.label, kind, build)
-    response = cached_page.respond(
-        request, page, nav=lambda: render_to_string("site/_nav.html", request=request)
-    )
-    # Kept only at the page's one address: any other spelling of the query would be an entry per spelling.
-    if anonymous and not view.q and request.get_full_path() == request.path + (f"?{query}" if query else ""):
-        ranking.whole_page_keep(address, cached_page.WholePage.of(response, token=token), label=version.label)
-    return response
+    # A message is for its visitor alone: never in a cached page.
+    has_message = not anonymous and bool(get_messages(request))
+    if anonymous:
+        whole, token = ranking.whole_page(address)
+        if whole is not None:
+            return cached_page.serve_whole(request, whole)
+    elif not has_message:
+        kept, token = ranking.visitor_page(address)
+        if kept is not None:
+            return cached_page.respond(request, kept, nav=nav)
+    with ranking.staleness() as served_stale:
+        versions = _published_versions()
+        version = _chosen_version(versions, request.GET.get("version"))
+        if version is None:
+            return render(request, "leaderboard/ranking.html", {"versions": versions, "version": None})
+        columns = ranking.cached(
+            version.label, "columns", lambda: [c.key for c in _page(version).board.columns]
+        )
+        view = RankingForm(request.GET, columns=columns).view()
+        # Links keep ?version= only where it was asked for: the latest version's page has one address.
+        named = version.label if request.GET.get("version") else ""
+        if has_message:
+            return render(request, "leaderboard/ranking.html", _context(versions, version, view, named))
+
+        def build() -> cached_page.CachedPage:
+            context = {
+                **_context(versions, version, view, named),
+                "nav_marker": mark_safe(cached_page.NAV_MARKER),
+            }
+            # No request: nothing of this visitor (name, CSRF token, messages) can reach the cached body.
+            return cached_page.CachedPage.of(render_to_string("leaderboard/ranking_cached.html", context))
+
+        # Free text would make a cache entry per search typed: a search is rendered each time, from cached
+        # rows.
+        query = _query(named, view)
+        kind = f"response-{get_language()}-{hashlib.sha256(query.encode()).hexdigest()[:32]}"
+        page = build() if view.q else ranking.cached(version.label, kind, build)
+        response = cached_page.respond(request, page, nav=nav)
+        # Kept only at the page's one address (any other spelling of the query would be an entry per
+        # spelling), and only when made of the current ranking.
+        canonical = request.get_full_path() == request.path + (f"?{query}" if query else "")
+        if not view.q and canonical and not served_stale():
+            if anonymous:
+                whole = cached_page.WholePage.of(response, token=token)
+                ranking.whole_page_keep(address, whole, label=version.label)
+            else:
+                ranking.visitor_page_keep(address, page, token=token, label=version.label)
+        return response
 
 
 def _context(
@@ -235,8 +255,8 @@ class Page:
     """What every visitor of a version's leaderboard page gets, in one language: the rows, each row's
     <tr> as HTML in ranking order, and the charts. The rows are the largest part of a render (Jinja2, in
     one pass: templates/jinja2/leaderboard/_ranking_rows.html), so they are rendered once per version and
-    language and cached; a request only puts the rows in its order and marks those its filters hide. One cache entry, so that the HTML always
-    matches the rows."""
+    language and cached; a request only puts the rows in its order and marks those its filters hide. One
+    cache entry, so that the HTML always matches the rows."""
 
     board: ranking.Leaderboard
     rows_html: list[str]

@@ -95,6 +95,9 @@ class CachedPage:
     head: Deflated
     tail: Deflated
     digest: str
+    # As for a `WholePage`: set where the page is kept per address, for visitors with a nav of their own.
+    token: str = ""
+    expires: float | None = None
 
     @classmethod
     def of(cls, html: str) -> CachedPage:

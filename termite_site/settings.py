@@ -217,6 +217,10 @@ EMAIL_FILE_PATH = env_str("EMAIL_FILE_PATH", str(DATA_DIR / "mail"))
 # How long the link that confirms an e-mail address works; self sign-up must confirm before uploading.
 TERMITE_EMAIL_CONFIRM_DAYS = env_int("TERMITE_EMAIL_CONFIRM_DAYS", 3)
 
+# A session is read from the cache (Redis in production), written through to the database: a signed-in
+# visitor's leaderboard page asks the database for their user alone (README "Performance").
+SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+
 # Production hardening; `manage.py check --deploy` passes with DEBUG off.
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not DEBUG)

@@ -358,6 +358,38 @@ def test_an_anonymous_visitor_gets_the_kept_answer_without_any_query_or_template
     assert Client().get(PAGE, HTTP_IF_NONE_MATCH=first["ETag"], **GZIP).status_code == 304
 
 
+def test_a_signed_in_visitor_gets_the_kept_page_with_only_their_nav_made_for_them(
+    make_submission, owner, other_user
+):
+    """The page without its nav is kept per address for visitors with a session: after the first, no
+    query but their session's and their own row, and only the nav's template."""
+    make_submission(model_name="Prima", **scored_fields(12))
+    first, second = Client(), Client()
+    first.force_login(owner)
+    second.force_login(other_user)
+    assert first.get(PAGE, **GZIP).status_code == 200
+    with CaptureQueriesContext(connection) as queries:
+        response = second.get(PAGE, **GZIP)
+    body = gzip.decompress(response.content).decode()
+    assert "Prima" in body and other_user.username in body and owner.username not in body
+    assert [t.name for t in response.templates if t.name] == ["site/_nav.html", "site/_nav_links.html"]
+    assert not any("leaderboard_submission" in q["sql"] or "benchmarkversion" in q["sql"] for q in queries)
+
+
+def test_a_page_served_stale_while_another_request_renders_the_change_is_not_kept_as_current(
+    make_submission, demo_version
+):
+    make_submission(model_name="Prima", **scored_fields(12))
+    assert Client().get(PAGE).status_code == 200  # built, cached and kept
+    make_submission(model_name="Seconda", **scored_fields(20))
+    leaderboard_changed(version=demo_version)
+    rows = ranking.cache_key(demo_version.label, "rows")
+    assert cache.add(f"{rows}:building", 1)  # another request is building the new ranking
+    assert row_names(Client().get(PAGE)) == ["Prima"]  # served the ranking before the change
+    cache.delete(f"{rows}:building")  # the other request is done (here: died; the next one builds)
+    assert row_names(Client().get(PAGE)) == ["Seconda", "Prima"]
+
+
 @pytest.mark.parametrize(
     "address",
     [
