@@ -55,7 +55,7 @@ from evaluation.scoring.functions import install_functions
 from evaluation.scoring.mysql_dump import build_sqlite
 from evaluation.scoring.sandbox import Limits
 from evaluation.scoring.score import GoldCache, GoldQuestion, ScoreReport, score_predictions
-from evaluation.scoring.statements import parse_one
+from evaluation.scoring.statements import read_statement, single_statement
 from evaluation.sources import BenchmarkSource, demo_source, read_termite_archive
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -313,16 +313,17 @@ def transpile_seconds(benchmark: Benchmark) -> float:
 
 
 def conformance_seconds(benchmark: Benchmark) -> float:
-    """What the conformance check adds to transpiling the gold as written: the scorer checks the tree the
-    transpiler parsed (`to_sqlite(check_conformance=True)`), so the parse is not counted, only the check."""
+    """What the conformance check adds to transpiling the gold as written: the scorer checks the tree and
+    the tokens the transpiler read (`to_sqlite(check_conformance=True)`), so the parse is not counted, only
+    the check."""
     parsed = []
     for sql in benchmark.gold_mysql.values():
         with suppress(TranspileError):
-            parsed.append(parse_one(sql, source="mysql"))
+            parsed.append(read_statement(single_statement(sql, "mysql"), source="mysql"))
 
     def check_all(_run: int) -> None:
-        for tree, text in parsed:
-            mysql_conformance_error(tree, text)
+        for tree, tokens in parsed:
+            mysql_conformance_error(tree, tokens)
 
     return best_of(check_all)
 

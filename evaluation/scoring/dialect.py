@@ -83,6 +83,7 @@ from evaluation.scoring.statements import (
     check_source,
     first_line,
     parse_statement,
+    read_statement,
     single_statement,
 )
 from evaluation.scoring.survey import ReadsNoTable, survey, tree_is_hard_coded
@@ -161,9 +162,9 @@ def to_sqlite(
 def _to_sqlite(
     statement: Statement, source: str, schema: _FrozenSchema, keys: Keys | None, check_conformance: bool
 ) -> str:
-    tree, text = parse_statement(statement, source=source), statement.text
+    (tree, tokens), text = read_statement(statement, source=source), statement.text
     if check_conformance:  # the tree as written: the rewrites below change it in place
-        problem = mysql_conformance_error(tree, text)
+        problem = mysql_conformance_error(tree, tokens)
         if problem is not None:
             raise NotConformant(problem)
     found = survey(tree, text)

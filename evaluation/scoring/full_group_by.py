@@ -178,7 +178,7 @@ def full_group_by_refusal(tree: exp.Expr, keys: Keys) -> Refusal | None:
     try:
         # MySQL resolves the query blocks inside a block before the block itself.
         for select in reversed(list(tree.find_all(exp.Select))):
-            if _unreferenced_cte(select, tree):
+            if not _may_be_refused(select) or _unreferenced_cte(select, tree):
                 continue  # MySQL never resolves a CTE that no table names
             refusal = analysis.block(select).refusal()
             if refusal is not None:
@@ -186,6 +186,22 @@ def full_group_by_refusal(tree: exp.Expr, keys: Keys) -> Refusal | None:
     except Exception as error:  # a bug here must not refuse a query MySQL may accept: it cannot tell
         logger.warning("checking ONLY_FULL_GROUP_BY failed unexpectedly: %s", type(error).__name__)
     return None
+
+
+def _may_be_refused(select: exp.Select) -> bool:
+    """Whether `_Block.refusal` may refuse this block: it is grouped, or DISTINCT and ordered. Most blocks
+    are neither, and their names need not be resolved."""
+    distinct, order = select.args.get("distinct"), select.args.get("order")
+    return _grouped(select) or (distinct is not None and order is not None)
+
+
+def _grouped(select: exp.Select) -> bool:
+    """A GROUP BY, or an aggregate of this block in its SELECT list, HAVING or ORDER BY (then it is
+    aggregated into one row without GROUP BY)."""
+    if select.args.get("group") is not None:
+        return True
+    parts = [*select.expressions, select.args.get("having"), select.args.get("order")]
+    return any(part is not None and _has_own_aggregate(part) for part in parts)
 
 
 # --- Names: the sources of a query block and what its columns refer to ------------------------------------
@@ -600,12 +616,7 @@ class _Block:
     # Grouping
 
     def grouped(self) -> bool:
-        """A GROUP BY, or an aggregate of this block in its SELECT list, HAVING or ORDER BY (then it is
-        aggregated into one row without GROUP BY)."""
-        if self.select.args.get("group") is not None:
-            return True
-        parts = [*self.select.expressions, self.select.args.get("having"), self.select.args.get("order")]
-        return any(part is not None and _has_own_aggregate(part) for part in parts)
+        return _grouped(self.select)
 
     def group_items(self) -> list[exp.Expr]:
         """The GROUP BY expressions, a position or a SELECT alias read as the expression it names."""

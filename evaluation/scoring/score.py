@@ -16,7 +16,7 @@ import hashlib
 import logging
 import sqlite3
 import urllib.parse
-from collections.abc import Mapping, MutableMapping, Sequence
+from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
@@ -174,36 +174,40 @@ def score_predictions(
     if missing:
         raise ValueError(f"no database file for: {', '.join(missing)}")
     with Sandbox(limits) as sandbox:
-        # Transpiling costs more than running: it goes first, while the sandbox's child boots and opens the
-        # databases. Only MySQL predictions need the column types.
+        # The child boots and opens the databases while this process reads their schemas and the gold
+        # results (from the cache, in production). Only MySQL predictions need the column types.
         sandbox.open_ahead(dict.fromkeys(database_paths[key] for q in valid for key in (q.db_id, *q.suite)))
         schemas = (
             {db_id: _schema(Path(database_paths[db_id])) for db_id in {q.db_id for q in valid}}
             if dialect == "mysql"
             else {}
         )
-        prepared = {
-            q.question_id: _prepare(predictions.get(q.question_id), dialect, schemas.get(q.db_id), limits)
-            for q in valid
-        }
         golds = _gold_results(
             [(q, key) for q in valid for key in (q.db_id, *q.suite)], database_paths, sandbox, gold_cache
         )
-        runs = [
-            q
-            for q in valid
-            if isinstance(prepared[q.question_id], str) and golds[(q.question_id, q.db_id)] is not None
-        ]
-        queries = [Query(database_paths[q.db_id], cast(str, prepared[q.question_id])) for q in runs]
+        prepared: dict[str, str | tuple[str, str | None]] = {}
+        runs: list[GoldQuestion] = []  # the questions whose prediction runs, in the order it is sent
+
+        def predictions_to_run() -> Iterator[Query]:
+            """Each prediction, transpiled when the sandbox asks for it: transpiling costs more than
+            running, and the child runs the predictions already sent meanwhile."""
+            for q in valid:
+                sql = prepared[q.question_id] = _prepare(
+                    predictions.get(q.question_id), dialect, schemas.get(q.db_id), limits
+                )
+                if isinstance(sql, str) and golds[(q.question_id, q.db_id)] is not None:
+                    runs.append(q)
+                    yield Query(database_paths[q.db_id], sql)
+
         # Each result is compared as it arrives and dropped: only the verdicts stay.
         ran = {
             runs[index].question_id: _verdict(
                 runs[index],
                 execution,
                 golds[(runs[index].question_id, runs[index].db_id)],
-                ran_sql=queries[index].sql if explain else None,
+                ran_sql=cast(str, prepared[runs[index].question_id]) if explain else None,
             )
-            for index, execution in sandbox.stream(queries)
+            for index, execution in sandbox.stream(predictions_to_run())
         }
         ran.update(_test_suite_verdicts(runs, ran, prepared, golds, database_paths, sandbox))
     scores = tuple(_score_question(q, prepared, golds, ran, explain=explain) for q in questions)
