@@ -788,10 +788,13 @@ class _Closure:
         self.columns = {(ref.alias, ref.name) for ref in columns}
         self.expressions = expressions  # non-column GROUP BY expressions, as `_Block.canonical` gives them
         self.whole: set[str] = set()  # aliases all of whose columns are determined
-        if grows:
-            self._grow()
+        # Grown when first asked: most grouped queries select only what they group, and aggregates.
+        self._to_grow = grows
 
     def determines(self, ref: _Ref) -> bool:
+        if self._to_grow:
+            self._to_grow = False
+            self._grow()
         return not ref.known or ref.alias in self.whole or (ref.alias, ref.name) in self.columns
 
     def determines_expression(self, node: exp.Expr) -> bool:
