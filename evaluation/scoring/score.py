@@ -12,6 +12,7 @@ each question's score carries what ran and the first rows of both results (`Ques
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import sqlite3
@@ -31,7 +32,15 @@ from evaluation.scoring.compare import (
     results_match_strict,
     split_order_keys,
 )
-from evaluation.scoring.dialect import QueryTooComplex, ReadsNoTable, TranspileError, read_schema, to_sqlite
+from evaluation.scoring.dialect import (
+    FrozenSchema,
+    QueryTooComplex,
+    ReadsNoTable,
+    TranspileError,
+    freeze_schema,
+    read_schema,
+    to_sqlite,
+)
 from evaluation.scoring.full_group_by import Keys, read_keys
 from evaluation.scoring.metrics import Graded, Metrics, summarise
 from evaluation.scoring.sandbox import DEFAULT_LIMITS, Execution, Limits, Query, Sandbox, refusal
@@ -178,7 +187,10 @@ def score_predictions(
         # results (from the cache, in production). Only MySQL predictions need the column types.
         sandbox.open_ahead(dict.fromkeys(database_paths[key] for q in valid for key in (q.db_id, *q.suite)))
         schemas = (
-            {db_id: _schema(Path(database_paths[db_id])) for db_id in {q.db_id for q in valid}}
+            {
+                db_id: _schema(sandbox.database_sha256(database_paths[db_id]), Path(database_paths[db_id]))
+                for db_id in {q.db_id for q in valid}
+            }
             if dialect == "mysql"
             else {}
         )
@@ -429,12 +441,15 @@ def _gold_result(
 class _Schema(NamedTuple):
     """What transpiling a MySQL prediction reads of its database."""
 
-    types: dict[str, dict[str, str]]  # table -> column -> declared type
+    types: FrozenSchema  # table -> column -> declared type
     keys: Keys  # what ONLY_FULL_GROUP_BY's functional dependence is derived from
 
 
-def _schema(path: Path) -> _Schema:
+@functools.lru_cache(maxsize=64)
+def _schema(sha256: str, path: Path) -> _Schema:
+    """The schema of the database at `path`, whose content has this sha256: read once per database by a
+    process that scores many submissions (a worker), rather than once per submission."""
     uri = f"file:{urllib.parse.quote(str(path.resolve()))}?mode=ro"
     with closing(sqlite3.connect(uri, uri=True)) as connection:
-        types = read_schema(connection)
+        types = freeze_schema(read_schema(connection))
     return _Schema(types, read_keys(path))
