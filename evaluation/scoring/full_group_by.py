@@ -542,7 +542,7 @@ class _Block:
         """MySQL makes an outer join inner when a condition outside it is false for the NULL-complemented
         rows of its weak side (WHERE weak.x > 3): its ON then counts as WHERE does."""
         changed = True
-        while changed:
+        while changed and self.outer_joins:  # most blocks have none: nothing to work out
             changed = False
             rejected = {ref.alias for term in self.where for ref in self.null_rejected(term)}
             for join in [j for j in self.outer_joins if not j.nested_in_weak_side and j.weak & rejected]:
@@ -962,6 +962,8 @@ def _is_aggregate(node: exp.Expr) -> bool:
 
 def _has_own_aggregate(node: exp.Expr) -> bool:
     """Whether `node` holds an aggregate of its own query block (not of a subquery)."""
+    if node.find(exp.AggFunc) is None:  # sqlglot's own walk, much faster: most expressions hold none
+        return False
     return any(_is_aggregate(part) for part in _walk(node, skip=exp.Query))
 
 
