@@ -23,8 +23,8 @@ gets a new gold cache):
   inherits the results (`evaluation.grading.warm_gold_cache`);
 - the time the transpiler alone takes for the MySQL predictions, which the ratio of a MySQL submission
   cannot be below;
-- the conformance check of the MySQL predictions alone, on trees already parsed: the scorer checks the
-  transpiler's own tree, so this is what the check adds to the transpiler's time;
+- the conformance check of the MySQL predictions alone, on trees and tokens already read: the scorer
+  checks the transpiler's own, so this is what the check adds to the transpiler's time;
 - ten runaway predictions with a small per-query budget: target about ten budgets (at most 10 % more,
   plus the start-up).
 """
@@ -234,7 +234,7 @@ def report_figures(benchmark: Benchmark, budget: float) -> None:
         f"(sqlglot {compiled})"
     )
     print(
-        f"the conformance check of the {n} MySQL predictions alone, on the transpiler's trees: "
+        f"the conformance check of the {n} MySQL predictions alone, on the transpiler's trees and tokens: "
         f"{conformance:.3f} s = {conformance / floor:.1f} x floor"
     )
     data = report.as_dict()
