@@ -239,9 +239,12 @@ class Sandbox:
         in_flight: deque[_InFlight] = deque()
         uris: dict[str | os.PathLike[str], str] = {}
         self._chars_in_flight = 0
+        exhausted = False
         while True:
-            if not todo:
+            # While the child boots, the caller makes queries ahead: nothing would be answered meanwhile.
+            if not exhausted and (not todo or self._booting()):
                 taken = self._next_query(pending)
+                exhausted = taken is None
                 if taken is not None:
                     refused = refusal(taken[1].sql, self.limits)
                     if refused is not None:
@@ -252,6 +255,8 @@ class Sandbox:
                 return
             seconds = self._seconds_for(todo[0][1], in_flight) if todo else None
             if seconds is None:
+                if not exhausted and self._booting():
+                    continue
                 if self._settled():
                     yield self._receive_oldest(in_flight, todo)
                 else:
@@ -391,6 +396,10 @@ class Sandbox:
             return Execution("resource_limit", error=message, elapsed=execution.elapsed)
         self._result_bytes += size
         return execution
+
+    def _booting(self) -> bool:
+        """Whether the child has not said yet that it is up, without waiting for it."""
+        return not self._ready and not self._inbox.buffer and not self._answers.poll(0)
 
     def _settled(self) -> bool:
         """Wait until the child is up and has opened the databases asked for ahead (`open_ahead`): the
