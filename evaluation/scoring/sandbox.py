@@ -358,7 +358,8 @@ class Sandbox:
     ) -> tuple[int, Execution]:
         oldest = in_flight.popleft()
         self._chars_in_flight -= len(oldest.query.sql)
-        self._flush()  # the requests waiting in the outbox, this one's perhaps
+        if oldest.sent_at == math.inf:
+            self._flush()  # its request still waits in the outbox
         # Never later than the query's real start, so that neither its budget nor the total is undercounted.
         started = max(oldest.sent_at, self._free_at)
         deadline = started + oldest.seconds + self.limits.kill_grace_seconds
@@ -368,6 +369,7 @@ class Sandbox:
             # Answers read before, with an earlier one, cost no system call.
             answer = inbox.take()
             if answer is None:
+                self._flush()  # the child has the requests waiting while the parent waits
                 # Once an answer has begun to arrive, the rest follows without a deadline, as before.
                 wait = deadline - time.monotonic()
                 if inbox.buffer or self._answers.poll(max(math.ceil(wait * 1000), 0)):
