@@ -693,7 +693,6 @@ class _Block:
         refuse = _not_grouped if explicit else _aggregated_without_group_by
         closure = self.closure()
         groups = {self.canonical(item) for item in self.group_items()}
-        selected = self._selected_texts()
         number = 0
         for projection in self.select.expressions:
             stars = self.star_columns(projection)
@@ -719,6 +718,7 @@ class _Block:
         having = self.select.args.get("having")
         if having is not None:
             places.append(("HAVING clause", [having.this]))
+        selected = self._selected_texts() if places else set()
         for place, expressions in places:
             for number, node in enumerate(expressions, start=1):
                 if self._in_select_list(node, selected, ordering=place.startswith("ORDER")):
