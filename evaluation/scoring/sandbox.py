@@ -26,9 +26,10 @@ crashes SQLite fails that query only: the parent starts a fresh child and goes o
 
 The child is a fresh interpreter (`sys.executable -I`) running `sandbox_child`, started when the sandbox
 is entered (it boots while the caller goes on, and the requests sent meanwhile wait for it in the pipe)
-and again only after it dies; its start-up cost is `Sandbox.startup_seconds`. `execute_many` pipelines its queries: the next requests
-already wait in the pipe while the child runs one, so the two processes do not take turns; each read
-takes in every answer already there. `open_ahead` has the child open databases while the caller works.
+and again only after it dies; its start-up cost is `Sandbox.startup_seconds`. `execute_many` and
+`stream` pipeline their queries: the next requests already wait in the pipe while the child runs one, so
+the two processes do not take turns; each read takes in every answer already there. `stream` takes a
+generator too, which makes each query while the child runs those before (the scorer transpiles there). `open_ahead` has the child open databases while the caller works.
 Linux only (the memory limit reads /proc).
 """
 
