@@ -17,7 +17,7 @@ import hashlib
 import logging
 import sqlite3
 import urllib.parse
-from collections.abc import Iterator, Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
@@ -194,19 +194,35 @@ def score_predictions(
             if dialect == "mysql"
             else {}
         )
-        golds = _gold_results(
-            [(q, key) for q in valid for key in (q.db_id, *q.suite)], database_paths, sandbox, gold_cache
-        )
         prepared: dict[str, str | tuple[str, str | None]] = {}
+
+        def prepare(question: GoldQuestion) -> str | tuple[str, str | None]:
+            if question.question_id not in prepared:
+                prepared[question.question_id] = _prepare(
+                    predictions.get(question.question_id), dialect, schemas.get(question.db_id), limits
+                )
+            return prepared[question.question_id]
+
+        def prepare_all() -> None:
+            for question in valid:
+                prepare(question)
+
+        # Gold queries to run (a cold cache) wait for the child to be up: the predictions are transpiled
+        # first, meanwhile. With every gold result cached, they are transpiled as the sandbox asks.
+        golds = _gold_results(
+            [(q, key) for q in valid for key in (q.db_id, *q.suite)],
+            database_paths,
+            sandbox,
+            gold_cache,
+            before_running=prepare_all,
+        )
         runs: list[GoldQuestion] = []  # the questions whose prediction runs, in the order it is sent
 
         def predictions_to_run() -> Iterator[Query]:
             """Each prediction, transpiled when the sandbox asks for it: transpiling costs more than
             running, and the child runs the predictions already sent meanwhile."""
             for q in valid:
-                sql = prepared[q.question_id] = _prepare(
-                    predictions.get(q.question_id), dialect, schemas.get(q.db_id), limits
-                )
+                sql = prepare(q)
                 if isinstance(sql, str) and golds[(q.question_id, q.db_id)] is not None:
                     runs.append(q)
                     yield Query(database_paths[q.db_id], sql)
@@ -366,9 +382,11 @@ def _gold_results(
     database_paths: Mapping[str, Path],
     sandbox: Sandbox,
     gold_cache: GoldCache | None,
+    *,
+    before_running: Callable[[], None],
 ) -> GoldResults:
     """The gold result of each (question, database key), from the cache or run (in one batch); None where
-    it fails."""
+    it fails. `before_running` is called first when some must run: the work to do while the child boots."""
     digests = {key: sandbox.database_sha256(database_paths[key]) for key in {key for _, key in targets}}
     results: GoldResults = {}
     to_run: list[tuple[GoldQuestion, str, tuple[str, str, str]]] = []
@@ -382,6 +400,8 @@ def _gold_results(
             results[(question.question_id, db_key)] = gold_cache[key]
         else:
             to_run.append((question, db_key, key))
+    if to_run:
+        before_running()
     executed = run_gold(
         sandbox, [(database_paths[db_key], question.sql_sqlite) for question, db_key, _ in to_run]
     )
