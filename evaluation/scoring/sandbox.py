@@ -66,10 +66,6 @@ _CHILD_START_SECONDS = 60.0
 # pipe holds (about 200 kB), so that sending never blocks while the child is busy sending a large answer.
 _PIPELINE_DEPTH = 16
 _PIPELINE_CHARS = 16_000
-# Requests written to the child at once while the caller makes the next ones: half the pipeline, so that
-# the child runs one half while the caller makes the other. Each write wakes the child, and on a busy
-# machine each wake-up can cost the caller its turn on the processor.
-_REQUESTS_PER_WRITE = _PIPELINE_DEPTH // 2
 # The child is a fresh interpreter, not a fork (no inherited threads, locks or memory) and not
 # multiprocessing's spawn (which would run the parent's __main__ again). It gets the parent's sys.path.
 _CHILD_BOOTSTRAP = (
@@ -287,11 +283,10 @@ class Sandbox:
                 self._chars_in_flight += len(query.sql)
 
     def _next_query(self, pending: Iterator[tuple[int, Query]]) -> tuple[int, Query] | None:
-        """The caller's next query, None when there is none. The requests waiting go first once there are
-        a few, so that the child runs them while the caller makes it; the time that takes is kept off the
-        wall-time bound."""
-        if len(self._outbox) >= 2 * _REQUESTS_PER_WRITE:  # a length and a payload each
-            self._flush()
+        """The caller's next query, None when there is none; the time it takes to make it is kept off the
+        wall-time bound. The requests waiting in the outbox stay there: they are written when the parent
+        is about to wait for an answer, and so gives up the processor (each write wakes the child, which on
+        a busy machine would otherwise take the parent's turn)."""
         asked_at = time.monotonic()
         taken = next(pending, None)
         if self._wall_started is not None:
@@ -327,7 +322,7 @@ class Sandbox:
         """Send one request, the first in flight or not.
 
         While the child is busy with the queries in flight, the request waits in the outbox, which
-        `_flush` writes before the parent waits for an answer, or once it holds a few requests."""
+        `_flush` writes before the parent waits for an answer."""
         if first and (self._process is None or self._process.poll() is not None):
             self._spawn_child()  # the child died since its last answer
         # A child still booting reads the request once it is up (`_settled`).
