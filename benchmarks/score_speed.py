@@ -14,8 +14,9 @@ gets a new gold cache):
   for comparison, the same when SQLite may reuse its prepared statements);
 - start-up: what does not grow with the number of predictions, measured as the scoring of a submission
   with one SQLite prediction per database (`SELECT COUNT(*) FROM sqlite_master`) and a warm gold cache:
-  the child's start, the private copies of the databases and their sha256, the schemas read by the parent
-  (MySQL predictions) and by the child's connections, the summary, the shutdown;
+  the child's start, the private copies of the databases and their sha256, the schemas read by the child's
+  connections, the summary, the shutdown (the parent reads a database's schema for MySQL predictions once
+  per process, as a worker does: the runs before have read them);
 - for the full submission with a cold and a warm gold cache, and with its predictions already in SQLite
   (the scorer without the transpiler): total, ratio = (total - start-up) / floor, and PASS or FAIL against
   the targets: under 0.5 s, and under 3 x floor + start-up. The warm cache is production's case: the
