@@ -102,17 +102,19 @@ def score_version(
 
 
 def warm_gold_cache() -> list[str]:
-    """Run the gold of every published version once, so that this process holds its results.
+    """Run the gold of every published version once, so that this process holds its results, and read
+    its databases' schemas.
 
     The worker calls it before it starts: each job runs in a work-horse forked from it, which inherits the
-    caches and so runs no gold query. A version that cannot be scored is skipped (logged by the type of
+    caches and so runs no gold query and reads no schema. A version that cannot be scored is skipped (logged by the type of
     its error only, which can say nothing of a gold query); the names of the versions warmed are returned.
     """
     warmed = []
     for version in BenchmarkVersion.objects.published():
         try:
-            # No predictions: only the gold runs. SQLite predictions need no schema read.
-            score_version(version=version, predictions={}, dialect="sqlite")
+            # No predictions: only the gold runs, and the schemas MySQL predictions are transpiled with
+            # are read.
+            score_version(version=version, predictions={}, dialect="mysql")
         except Exception as error:  # one broken version must not keep the others cold
             logger.warning("gold cache of version %s not warmed: %s", version.pk, type(error).__name__)
         else:

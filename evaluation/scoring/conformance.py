@@ -28,6 +28,7 @@ the transpiler, which reports why.
 
 from __future__ import annotations
 
+import enum
 import functools
 import re
 from collections.abc import Sequence
@@ -37,13 +38,7 @@ from sqlglot.tokenizer_core import Token, TokenType
 
 from evaluation.scoring.collations import MYSQL_CHARSETS
 from evaluation.scoring.query_shape import check_shape
-from evaluation.scoring.statements import (
-    SQLGLOT_DIALECTS,
-    TranspileError,
-    check_source,
-    parse_one,
-    single_statement,
-)
+from evaluation.scoring.statements import TranspileError, check_source, read_statement, single_statement
 
 __all__ = [
     "MYSQL_CONSTRUCTS",
@@ -153,25 +148,22 @@ def conformance_error(sql: str, *, dialect: str) -> str | None:
 def _mysql_error(sql: str) -> str | None:
     try:
         # What the transpiler refuses (several statements, a query too deep for sqlglot) is its to say.
-        check_shape(single_statement(sql, "mysql").text, source="mysql", translating=True)
-        tree, text = parse_one(sql, source="mysql")
+        statement = single_statement(sql, "mysql")
+        check_shape(statement.text, source="mysql", translating=True)
+        tree, tokens = read_statement(statement, source="mysql")
     except (TranspileError, RecursionError):
         return None
     except Exception:  # sqlglot trips on some malformed text: the transpiler reports it
         return None
-    return mysql_conformance_error(tree, text)
+    return mysql_conformance_error(tree, tokens)
 
 
-def mysql_conformance_error(tree: exp.Expr, text: str) -> str | None:
-    """`conformance_error` of a MySQL statement already parsed: `tree` and `text` as `statements.parse_one`
-    gives them, the tree before any rewrite. The transpiler checks its own tree so
-    (`to_sqlite(check_conformance=True)`): the text is parsed once."""
+def mysql_conformance_error(tree: exp.Expr, tokens: Sequence[Token]) -> str | None:
+    """`conformance_error` of a MySQL statement already parsed: `tree` and `tokens` as
+    `statements.read_statement` gives them, the tree before any rewrite. The transpiler checks its own tree
+    so (`to_sqlite(check_conformance=True)`): the text is tokenized and parsed once."""
     if not isinstance(tree, exp.Query):
         return None  # not a query (a write, SHOW, ...): the sandbox refuses what is not a read
-    try:
-        tokens = SQLGLOT_DIALECTS["mysql"].tokenize(text)
-    except Exception:  # the parser has read this very text; should sqlglot disagree, the transpiler says why
-        return None
     problem = _mysql_token_error(tokens) or _mysql_tree_error(tree)
     return None if problem is None else f"not MySQL: {problem}"
 
@@ -180,36 +172,54 @@ class NotConformant(TranspileError):
     """The query is not written in the dialect it claims; the message is `conformance_error`'s."""
 
 
+# The tokens `_checked_token_error` reads on their own; any other matters only as the word NULLS or before a
+# bracket, so most tokens cost two tests.
+_CHECKED_TOKENS = frozenset(
+    {TokenType.EQ, TokenType.DCOLON, TokenType.NOTNULL, TokenType.ISNULL, TokenType.IS, TokenType.LIMIT,
+     TokenType.OFFSET}
+)  # fmt: skip
+
+
 def _mysql_token_error(tokens: Sequence[Token]) -> str | None:
     count = len(tokens)
     for index, token in enumerate(tokens):
-        kind, text = token.token_type, token.text.upper()
         following = tokens[index + 1] if index + 1 < count else None
-        after = following.token_type if following is not None else None
-        if kind == TokenType.EQ and text == "==":
-            return "== (write =)"
-        if kind == TokenType.DCOLON:
-            return ":: casts (write CAST(x AS type))"
-        if kind in (TokenType.NOTNULL, TokenType.ISNULL) and after != TokenType.L_PAREN:
-            return f"{text} (write IS NOT NULL or IS NULL)"
-        if kind == TokenType.IS and _is_distinct_from(tokens, index):
-            return "IS [NOT] DISTINCT FROM (write <=>)"
-        if text == "NULLS" and following is not None and following.text.upper() in ("FIRST", "LAST"):
-            return f"NULLS {following.text.upper()}"
-        if kind == TokenType.LIMIT:
-            problem = _limit_error(tokens, index)
-            if problem is not None:
-                return problem
-        if (
-            kind == TokenType.OFFSET
-            and after in (TokenType.NUMBER, TokenType.DASH, TokenType.PLUS)
-            and not (index >= 2 and tokens[index - 2].token_type == TokenType.LIMIT)
+        problem = None
+        if token.token_type in _CHECKED_TOKENS:
+            problem = _checked_token_error(tokens, index, following)
+        elif (
+            len(token.text) == 5
+            and token.text.upper() == "NULLS"
+            and following is not None
+            and following.text.upper() in ("FIRST", "LAST")
         ):
-            return "OFFSET before LIMIT (write LIMIT n OFFSET m)"
-        if after == TokenType.L_PAREN:
+            problem = f"NULLS {following.text.upper()}"
+        if problem is None and following is not None and following.token_type == TokenType.L_PAREN:
             problem = _call_error(tokens, index)
-            if problem is not None:
-                return problem
+        if problem is not None:
+            return problem
+    return None
+
+
+def _checked_token_error(tokens: Sequence[Token], index: int, following: Token | None) -> str | None:
+    kind, text = tokens[index].token_type, tokens[index].text.upper()
+    after = following.token_type if following is not None else None
+    if kind == TokenType.EQ and text == "==":
+        return "== (write =)"
+    if kind == TokenType.DCOLON:
+        return ":: casts (write CAST(x AS type))"
+    if kind in (TokenType.NOTNULL, TokenType.ISNULL) and after != TokenType.L_PAREN:
+        return f"{text} (write IS NOT NULL or IS NULL)"
+    if kind == TokenType.IS and _is_distinct_from(tokens, index):
+        return "IS [NOT] DISTINCT FROM (write <=>)"
+    if kind == TokenType.LIMIT:
+        return _limit_error(tokens, index)
+    if (
+        kind == TokenType.OFFSET
+        and after in (TokenType.NUMBER, TokenType.DASH, TokenType.PLUS)
+        and not (index >= 2 and tokens[index - 2].token_type == TokenType.LIMIT)
+    ):
+        return "OFFSET before LIMIT (write LIMIT n OFFSET m)"
     return None
 
 
@@ -315,15 +325,44 @@ def _cast_type_error(tokens: Sequence[Token], index: int) -> str | None:
 
 def _mysql_tree_error(tree: exp.Expr) -> str | None:
     for node in tree.walk():
-        cls = type(node)
-        if cls not in MYSQL_CONSTRUCTS and not (issubclass(cls, exp.Func) and cls is not exp.Anonymous):
-            if cls is exp.Anonymous:
-                continue  # a call by a name: the tokens said whether MySQL has it
+        verdict = _CLASS_VERDICTS[type(node)]
+        if verdict is _Verdict.REFUSED:
             return _construct_name(node)
-        problem = _restriction(node)
-        if problem is not None:
-            return problem
+        if verdict is _Verdict.RESTRICTED:
+            problem = _restriction(node)
+            if problem is not None:
+                return problem
     return None
+
+
+class _Verdict(enum.Enum):
+    ALLOWED = enum.auto()  # a construct MySQL has, as any node of its class is
+    RESTRICTED = enum.auto()  # a construct MySQL has, with restrictions (`_restriction`)
+    REFUSED = enum.auto()  # a construct MySQL lacks
+
+
+# The classes `_restriction` has something to say about.
+_RESTRICTED = (exp.Is, exp.Limit, exp.Offset, exp.Join, exp.Collate, exp.Ordered, exp.SetOperation)
+
+
+class _VerdictOfClass(dict[type, _Verdict]):
+    """The verdict on a node class, worked out when the class is first met: a query's tree has a few
+    dozen nodes of a handful of classes."""
+
+    def __missing__(self, cls: type) -> _Verdict:
+        if cls is exp.Anonymous:  # a call by a name: the tokens said whether MySQL has it
+            verdict = _Verdict.ALLOWED
+        elif cls not in MYSQL_CONSTRUCTS and not issubclass(cls, exp.Func):
+            verdict = _Verdict.REFUSED
+        elif issubclass(cls, _RESTRICTED):
+            verdict = _Verdict.RESTRICTED
+        else:
+            verdict = _Verdict.ALLOWED
+        self[cls] = verdict
+        return verdict
+
+
+_CLASS_VERDICTS = _VerdictOfClass()
 
 
 def _restriction(node: exp.Expr) -> str | None:

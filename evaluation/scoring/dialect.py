@@ -93,17 +93,20 @@ from evaluation.scoring.statements import (
     check_source,
     first_line,
     parse_statement,
+    read_statement,
     single_statement,
 )
 from evaluation.scoring.survey import ReadsNoTable, survey, tree_is_hard_coded
 from evaluation.scoring.typed_rewrites import rewrite_by_types
 
 __all__ = [
+    "FrozenSchema",
     "NotConformant",
     "NotFullGroupBy",
     "QueryTooComplex",
     "ReadsNoTable",
     "TranspileError",
+    "freeze_schema",
     "read_schema",
     "to_sqlite",
 ]
@@ -111,20 +114,26 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 # A schema as `_to_sqlite`'s cache can hold it: (table, ((column, declared type), ...)), sorted.
-_FrozenSchema = tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
+FrozenSchema = tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
+
+
+def freeze_schema(schema: Mapping[str, Mapping[str, str]]) -> FrozenSchema:
+    """`schema` as `to_sqlite` keys its cache by: a caller that transpiles many queries of one database
+    passes this, worked out once, rather than the mapping, sorted again at each call."""
+    return tuple(sorted((table, tuple(sorted(columns.items()))) for table, columns in schema.items()))
 
 
 def to_sqlite(
     sql: str,
     *,
     source: str = "mysql",
-    schema: Mapping[str, Mapping[str, str]] | None = None,
+    schema: Mapping[str, Mapping[str, str]] | FrozenSchema | None = None,
     keys: Keys | None = None,
     check_conformance: bool = False,
 ) -> str:
     """One query, written for `source` ("mysql" or "sqlite"), as SQLite that keeps MySQL's meaning.
 
-    `schema` is table -> column -> declared type (see `read_schema`); without it, the rules that depend on
+    `schema` is table -> column -> declared type (see `read_schema`), or its `freeze_schema`; without it, the rules that depend on
     column types are skipped. A "sqlite" query is only checked to be a single statement that does not
     nest too deeply. Whatever the text, raises nothing but TranspileError (QueryTooComplex when the query
     is too deep or too costly to translate). MySQL results are cached: transpiling costs more than
@@ -150,9 +159,7 @@ def to_sqlite(
         if check_conformance and _sqlite_hard_coded(statement):
             raise ReadsNoTable()
         return statement.text
-    frozen = tuple(
-        sorted((table, tuple(sorted(columns.items()))) for table, columns in (schema or {}).items())
-    )
+    frozen = schema if isinstance(schema, tuple) else freeze_schema(schema or {})
     try:
         return _to_sqlite(statement, source, frozen, keys if check_conformance else None, check_conformance)
     except TranspileError:
@@ -169,11 +176,11 @@ def to_sqlite(
 
 @functools.lru_cache(maxsize=4096)
 def _to_sqlite(
-    statement: Statement, source: str, schema: _FrozenSchema, keys: Keys | None, check_conformance: bool
+    statement: Statement, source: str, schema: FrozenSchema, keys: Keys | None, check_conformance: bool
 ) -> str:
-    tree, text = parse_statement(statement, source=source), statement.text
+    (tree, tokens), text = read_statement(statement, source=source), statement.text
     if check_conformance:  # the tree as written: the rewrites below change it in place
-        problem = mysql_conformance_error(tree, text)
+        problem = mysql_conformance_error(tree, tokens)
         if problem is not None:
             raise NotConformant(problem)
     found = survey(tree, text)
@@ -204,7 +211,7 @@ def _sqlite_hard_coded(statement: Statement) -> bool:
 
 
 @functools.lru_cache(maxsize=64)
-def _has_enum_or_set(schema: _FrozenSchema) -> bool:
+def _has_enum_or_set(schema: FrozenSchema) -> bool:
     """Whether a schema has an ENUM or SET column, whose number some queries need (`typed_rewrites`)."""
     return any(
         sql_type is not None and bool(sql_type.members)
@@ -214,7 +221,7 @@ def _has_enum_or_set(schema: _FrozenSchema) -> bool:
 
 
 @functools.lru_cache(maxsize=64)
-def _types(schema: _FrozenSchema) -> TypeMap:
+def _types(schema: FrozenSchema) -> TypeMap:
     """The column types of a schema, worked out once per schema rather than once per query."""
     return {
         table.lower(): {column.lower(): type_of_declared(declared) for column, declared in columns}

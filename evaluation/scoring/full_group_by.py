@@ -178,7 +178,7 @@ def full_group_by_refusal(tree: exp.Expr, keys: Keys) -> Refusal | None:
     try:
         # MySQL resolves the query blocks inside a block before the block itself.
         for select in reversed(list(tree.find_all(exp.Select))):
-            if _unreferenced_cte(select, tree):
+            if not _may_be_refused(select) or _unreferenced_cte(select, tree):
                 continue  # MySQL never resolves a CTE that no table names
             refusal = analysis.block(select).refusal()
             if refusal is not None:
@@ -186,6 +186,22 @@ def full_group_by_refusal(tree: exp.Expr, keys: Keys) -> Refusal | None:
     except Exception as error:  # a bug here must not refuse a query MySQL may accept: it cannot tell
         logger.warning("checking ONLY_FULL_GROUP_BY failed unexpectedly: %s", type(error).__name__)
     return None
+
+
+def _may_be_refused(select: exp.Select) -> bool:
+    """Whether `_Block.refusal` may refuse this block: it is grouped, or DISTINCT and ordered. Most blocks
+    are neither, and their names need not be resolved."""
+    distinct, order = select.args.get("distinct"), select.args.get("order")
+    return _grouped(select) or (distinct is not None and order is not None)
+
+
+def _grouped(select: exp.Select) -> bool:
+    """A GROUP BY, or an aggregate of this block in its SELECT list, HAVING or ORDER BY (then it is
+    aggregated into one row without GROUP BY)."""
+    if select.args.get("group") is not None:
+        return True
+    parts = [*select.expressions, select.args.get("having"), select.args.get("order")]
+    return any(part is not None and _has_own_aggregate(part) for part in parts)
 
 
 # --- Names: the sources of a query block and what its columns refer to ------------------------------------
@@ -526,7 +542,7 @@ class _Block:
         """MySQL makes an outer join inner when a condition outside it is false for the NULL-complemented
         rows of its weak side (WHERE weak.x > 3): its ON then counts as WHERE does."""
         changed = True
-        while changed:
+        while changed and self.outer_joins:  # most blocks have none: nothing to work out
             changed = False
             rejected = {ref.alias for term in self.where for ref in self.null_rejected(term)}
             for join in [j for j in self.outer_joins if not j.nested_in_weak_side and j.weak & rejected]:
@@ -600,12 +616,7 @@ class _Block:
     # Grouping
 
     def grouped(self) -> bool:
-        """A GROUP BY, or an aggregate of this block in its SELECT list, HAVING or ORDER BY (then it is
-        aggregated into one row without GROUP BY)."""
-        if self.select.args.get("group") is not None:
-            return True
-        parts = [*self.select.expressions, self.select.args.get("having"), self.select.args.get("order")]
-        return any(part is not None and _has_own_aggregate(part) for part in parts)
+        return _grouped(self.select)
 
     def group_items(self) -> list[exp.Expr]:
         """The GROUP BY expressions, a position or a SELECT alias read as the expression it names."""
@@ -682,7 +693,6 @@ class _Block:
         refuse = _not_grouped if explicit else _aggregated_without_group_by
         closure = self.closure()
         groups = {self.canonical(item) for item in self.group_items()}
-        selected = self._selected_texts()
         number = 0
         for projection in self.select.expressions:
             stars = self.star_columns(projection)
@@ -708,6 +718,7 @@ class _Block:
         having = self.select.args.get("having")
         if having is not None:
             places.append(("HAVING clause", [having.this]))
+        selected = self._selected_texts() if places else set()
         for place, expressions in places:
             for number, node in enumerate(expressions, start=1):
                 if self._in_select_list(node, selected, ordering=place.startswith("ORDER")):
@@ -777,10 +788,13 @@ class _Closure:
         self.columns = {(ref.alias, ref.name) for ref in columns}
         self.expressions = expressions  # non-column GROUP BY expressions, as `_Block.canonical` gives them
         self.whole: set[str] = set()  # aliases all of whose columns are determined
-        if grows:
-            self._grow()
+        # Grown when first asked: most grouped queries select only what they group, and aggregates.
+        self._to_grow = grows
 
     def determines(self, ref: _Ref) -> bool:
+        if self._to_grow:
+            self._to_grow = False
+            self._grow()
         return not ref.known or ref.alias in self.whole or (ref.alias, ref.name) in self.columns
 
     def determines_expression(self, node: exp.Expr) -> bool:
@@ -948,6 +962,8 @@ def _is_aggregate(node: exp.Expr) -> bool:
 
 def _has_own_aggregate(node: exp.Expr) -> bool:
     """Whether `node` holds an aggregate of its own query block (not of a subquery)."""
+    if node.find(exp.AggFunc) is None:  # sqlglot's own walk, much faster: most expressions hold none
+        return False
     return any(_is_aggregate(part) for part in _walk(node, skip=exp.Query))
 
 

@@ -25,10 +25,11 @@ crashes SQLite fails that query only: the parent starts a fresh child and goes o
   it, so how long a scoring takes is bounded whatever its queries do.
 
 The child is a fresh interpreter (`sys.executable -I`) running `sandbox_child`, started when the sandbox
-is entered (it boots while the caller goes on, up to the first query) and again only after it dies; its
-start-up cost is `Sandbox.startup_seconds`. `execute_many` pipelines its queries: the next requests
-already wait in the pipe while the child runs one, so the two processes do not take turns; each read
-takes in every answer already there. `open_ahead` has the child open databases while the caller works.
+is entered (it boots while the caller goes on, and the requests sent meanwhile wait for it in the pipe)
+and again only after it dies; its start-up cost is `Sandbox.startup_seconds`. `execute_many` and
+`stream` pipeline their queries: the next requests already wait in the pipe while the child runs one, so
+the two processes do not take turns; each read takes in every answer already there. `stream` takes a
+generator too, which makes each query while the child runs those before (the scorer transpiles there). `open_ahead` has the child open databases while the caller works.
 Linux only (the memory limit reads /proc).
 """
 
@@ -128,12 +129,14 @@ class Query(NamedTuple):
     budgeted: bool = True
 
 
-class _InFlight(NamedTuple):
+@dataclass(slots=True)
+class _InFlight:
     position: int  # in the caller's list of queries
+    query: Query
     seconds: float
-    budgeted: bool
-    chars: int
-    sent_at: float  # time.monotonic() just before the request was sent
+    # time.monotonic() just before its request was written to the child (`_flush`): it cannot have
+    # started earlier. A request waits in the outbox while the caller makes the next queries.
+    sent_at: float = math.inf
 
 
 @dataclass(frozen=True)
@@ -158,6 +161,7 @@ class Sandbox:
         self._inbox = Inbox(-1)
         # Requests of queries in flight not yet written: they go in one write before the parent waits.
         self._outbox: list[bytes] = []
+        self._unwritten: list[_InFlight] = []  # the queries whose requests are in the outbox
         self._chars_in_flight = 0
         self._opening = 0  # databases the child was asked to open ahead, whose answers are not read yet
         self._spawned_at = 0.0
@@ -165,6 +169,7 @@ class Sandbox:
         # whole machine on Linux. A query starts at that time or at its request, whichever is later.
         self._free_at = -math.inf
         self._ready = False
+        self._failed_starts = 0  # fresh children in a row that died before they were up
 
     def __enter__(self) -> Sandbox:
         self._directory = tempfile.TemporaryDirectory(prefix="sql-sandbox-")
@@ -222,44 +227,71 @@ class Sandbox:
             executions[index] = execution
         return cast(list[Execution], executions)  # every entry is set by now
 
-    def stream(self, queries: Sequence[Query]) -> Iterator[tuple[int, Execution]]:
+    def stream(self, queries: Iterable[Query]) -> Iterator[tuple[int, Execution]]:
         """Run the queries in order; yield (index, execution) for each as soon as it is known, so that the
         caller can use a result and drop it before the next one arrives.
 
+        `queries` may be a generator that makes each query when it is asked for (the scorer transpiles
+        there): it is asked for the next one while the child runs those already sent, so the two
+        processes work at once, and the time it takes counts on no budget, as if it had been made before.
         Each query's budget runs from when the child can start it: its request, or the answer before it.
         A budgeted query is sent ahead only while the total budget can cover it and every one in flight
         to its end, so each gets the same budget as one at a time would. A query that kills the child
         fails alone: the ones sent after it go again, to a fresh child.
         """
-        todo: deque[int] = deque()
-        for index, query in enumerate(queries):
-            refused = refusal(query.sql, self.limits)
-            if refused is None:
-                todo.append(index)
-            else:
-                yield index, refused
+        pending = enumerate(queries)
+        todo: deque[tuple[int, Query]] = deque()  # taken from `pending`, not sent yet (or to send again)
         in_flight: deque[_InFlight] = deque()
         uris: dict[str | os.PathLike[str], str] = {}
         self._chars_in_flight = 0
-        while todo or in_flight:
-            seconds = self._seconds_for(queries[todo[0]], in_flight) if todo else None
+        exhausted = False
+        while True:
+            # While the child boots, the caller makes queries ahead: nothing would be answered meanwhile.
+            if not exhausted and (not todo or self._booting()):
+                taken = self._next_query(pending)
+                exhausted = taken is None
+                if taken is not None:
+                    refused = refusal(taken[1].sql, self.limits)
+                    if refused is not None:
+                        yield taken[0], refused
+                        continue
+                    todo.append(taken)
+            if not (todo or in_flight):
+                return
+            seconds = self._seconds_for(todo[0][1], in_flight) if todo else None
             if seconds is None:
-                yield self._receive_oldest(in_flight, todo)
+                if not exhausted and self._booting():
+                    continue
+                if self._settled():
+                    yield self._receive_oldest(in_flight, todo)
+                else:
+                    self._send_again(in_flight, todo)
             elif seconds <= 0:
                 yield (
-                    todo.popleft(),
+                    todo.popleft()[0],
                     Execution("timeout", error="the submission's total time budget is spent"),
                 )
             else:
-                index = todo.popleft()
-                query = queries[index]
+                index, query = todo.popleft()
                 if query.db_path not in uris:
                     uris[query.db_path] = self._copy(query.db_path).uri
                 if query.budgeted and self._wall_started is None:
                     self._wall_started = time.monotonic()
-                sent_at = self._send(uris[query.db_path], query.sql, seconds, in_flight)
-                in_flight.append(_InFlight(index, seconds, query.budgeted, len(query.sql), sent_at))
+                flight = _InFlight(index, query, seconds)
+                self._send(uris[query.db_path], flight, first=not in_flight)
+                in_flight.append(flight)
                 self._chars_in_flight += len(query.sql)
+
+    def _next_query(self, pending: Iterator[tuple[int, Query]]) -> tuple[int, Query] | None:
+        """The caller's next query, None when there is none; the time it takes to make it is kept off the
+        wall-time bound. The requests waiting in the outbox stay there: they are written when the parent
+        is about to wait for an answer, and so gives up the processor (each write wakes the child, which on
+        a busy machine would otherwise take the parent's turn)."""
+        asked_at = time.monotonic()
+        taken = next(pending, None)
+        if self._wall_started is not None:
+            self._wall_started += time.monotonic() - asked_at
+        return taken
 
     def _seconds_for(self, query: Query, in_flight: deque[_InFlight]) -> float | None:
         """The budget of the next query, or None while it must wait for the queries in flight."""
@@ -274,7 +306,7 @@ class Sandbox:
             limits.query_seconds + limits.kill_grace_seconds
         ):
             # What the queries in flight may still spend, each up to its budget and the kill grace.
-            left -= sum(q.seconds + limits.kill_grace_seconds for q in in_flight if q.budgeted)
+            left -= sum(q.seconds + limits.kill_grace_seconds for q in in_flight if q.query.budgeted)
             if left < limits.query_seconds + limits.kill_grace_seconds:
                 return None
         return limits.query_seconds
@@ -286,75 +318,88 @@ class Sandbox:
             return min(left, self.limits.wall_seconds)
         return min(left, self.limits.wall_seconds - (time.monotonic() - self._wall_started))
 
-    def _send(self, uri: str, sql: str, seconds: float, in_flight: deque[_InFlight]) -> float:
-        """Send one request; returns when, before it went (the query cannot have started earlier).
+    def _send(self, uri: str, flight: _InFlight, *, first: bool) -> None:
+        """Send one request, the first in flight or not.
 
         While the child is busy with the queries in flight, the request waits in the outbox, which
-        `_flush` writes at once before the parent waits for an answer."""
-        if not in_flight:
-            if self._opening and self._process is not None and self._process.poll() is None:
-                self._await_openings()
-            if self._process is None or self._process.poll() is not None:
-                self._spawn_child()
-            if not self._ready:
-                self._await_child()
+        `_flush` writes before the parent waits for an answer."""
+        if first and (self._process is None or self._process.poll() is not None):
+            self._spawn_child()  # the child died since its last answer
+        # A child still booting reads the request once it is up (`_settled`).
         assert self._channel is not None
-        sent_at = time.monotonic()
-        payload = marshal.dumps((uri, sql, seconds))
+        payload = marshal.dumps((uri, flight.query.sql, flight.seconds))
         self._outbox.append(len(payload).to_bytes(8, "big"))
         self._outbox.append(payload)
-        if not in_flight:  # the child is idle: it goes now
+        self._unwritten.append(flight)
+        if first:  # the child is idle: it goes now
             self._flush()
-        return sent_at
 
     def _flush(self) -> None:
         if self._outbox:
             assert self._channel is not None
             fd, data = self._channel.fileno(), b"".join(self._outbox)
             self._outbox.clear()
+            written_at = time.monotonic()
+            for flight in self._unwritten:
+                flight.sent_at = written_at
+            self._unwritten.clear()
             # If the child is gone, waiting for the oldest query in flight (this one, if alone) tells it.
             with contextlib.suppress(OSError):
                 view = memoryview(data)
                 while view:
                     view = view[os.write(fd, view) :]
 
-    def _receive_oldest(self, in_flight: deque[_InFlight], todo: deque[int]) -> tuple[int, Execution]:
+    def _receive_oldest(
+        self, in_flight: deque[_InFlight], todo: deque[tuple[int, Query]]
+    ) -> tuple[int, Execution]:
         oldest = in_flight.popleft()
-        self._chars_in_flight -= oldest.chars
+        self._chars_in_flight -= len(oldest.query.sql)
+        if oldest.sent_at == math.inf:
+            self._flush()  # its request still waits in the outbox
         # Never later than the query's real start, so that neither its budget nor the total is undercounted.
         started = max(oldest.sent_at, self._free_at)
+        deadline = started + oldest.seconds + self.limits.kill_grace_seconds
         assert self._channel is not None
         inbox = self._inbox
         try:
             # Answers read before, with an earlier one, cost no system call.
             answer = inbox.take()
             if answer is None:
-                self._flush()
+                self._flush()  # the child has the requests waiting while the parent waits
                 # Once an answer has begun to arrive, the rest follows without a deadline, as before.
-                wait = started + oldest.seconds + self.limits.kill_grace_seconds - time.monotonic()
+                wait = deadline - time.monotonic()
                 if inbox.buffer or self._answers.poll(max(math.ceil(wait * 1000), 0)):
                     answer = inbox.receive()
             if answer is not None:
                 *fields, self._free_at = marshal.loads(answer)
+                ended = self._free_at
                 execution = Execution(*fields)
-                if oldest.budgeted:
+                if oldest.query.budgeted:
                     execution = self._count_result(execution, len(answer))
             else:
                 self._stop_child()
+                ended = min(time.monotonic(), deadline)
                 execution = Execution(
                     "timeout",
                     error=f"the query ran past its {oldest.seconds:g} s budget and was killed",
-                    elapsed=time.monotonic() - started,
+                    elapsed=ended - started,
                 )
         except (EOFError, OSError):
-            execution = self._child_lost(time.monotonic() - started)
-        if oldest.budgeted:
-            self._spent += time.monotonic() - started
+            ended = min(time.monotonic(), deadline)
+            execution = self._child_lost(ended - started)
+        if oldest.query.budgeted:
+            # The query's own time, on the child's clock where it answered: not the caller's work before
+            # it came to read the answer (making the next queries, comparing results).
+            self._spent += max(ended - started, 0.0)
         if self._channel is None:  # the child is gone: the queries sent after this one go again
-            todo.extendleft(reversed([query.position for query in in_flight]))
-            in_flight.clear()
-            self._chars_in_flight = 0
+            self._send_again(in_flight, todo)
         return oldest.position, execution
+
+    def _send_again(self, in_flight: deque[_InFlight], todo: deque[tuple[int, Query]]) -> None:
+        """The queries sent to a child that is gone go first to the next one."""
+        todo.extendleft(reversed([(query.position, query.query) for query in in_flight]))
+        in_flight.clear()
+        self._chars_in_flight = 0
 
     def _count_result(self, execution: Execution, size: int) -> Execution:
         """The execution, or resource_limit if its result would take the results past their total."""
@@ -364,8 +409,14 @@ class Sandbox:
         self._result_bytes += size
         return execution
 
-    def _await_openings(self) -> None:
-        """Read the answers to `open_ahead`: the child's next query cannot start before the last one."""
+    def _booting(self) -> bool:
+        """Whether the child has not said yet that it is up, without waiting for it."""
+        return not self._ready and not self._inbox.buffer and not self._answers.poll(0)
+
+    def _settled(self) -> bool:
+        """Wait until the child is up and has opened the databases asked for ahead (`open_ahead`): the
+        queries sent meanwhile cannot start before. False when it died first: it is stopped, and the
+        queries in flight go again, to a fresh child."""
         inbox = self._inbox
         try:
             if not self._ready:
@@ -378,8 +429,10 @@ class Sandbox:
                     answer = inbox.receive()
                 self._free_at = marshal.loads(answer)
                 self._opening -= 1
-        except (EOFError, OSError, RuntimeError):
-            self._stop_child()  # the queries go to a fresh child, which must start
+        except (EOFError, OSError):
+            self._stop_child()
+            return False
+        return True
 
     def _copy(self, db_path: str | os.PathLike[str]) -> _Copy:
         if self._directory is None:
@@ -430,6 +483,8 @@ class Sandbox:
         self._ready = False
 
     def _await_child(self) -> None:
+        """Read the child's word that it is up; raises EOFError when it died first, and RuntimeError when
+        a fresh child died so twice in a row."""
         assert self._channel is not None
         try:
             if not self._answers.poll(_CHILD_START_SECONDS * 1000):
@@ -437,8 +492,14 @@ class Sandbox:
             ready_at = marshal.loads(self._inbox.receive())
         except (EOFError, OSError):
             self._stop_child()
-            raise RuntimeError("the SQL sandbox process did not start") from None
+            self._failed_starts += 1
+            if self._failed_starts > 1:
+                raise RuntimeError("the SQL sandbox process did not start") from None
+            raise EOFError from None
         self._ready = True
+        self._failed_starts = 0
+        # The queries sent while it booted start once it is up: their budgets run from then.
+        self._free_at = max(self._free_at, ready_at)
         self.child_starts += 1
         # CLOCK_MONOTONIC is one clock for the whole machine on Linux: this is the child's own boot time.
         self.startup_seconds += ready_at - self._spawned_at
@@ -446,6 +507,7 @@ class Sandbox:
     def _stop_child(self) -> None:
         self._opening = 0
         self._outbox.clear()
+        self._unwritten.clear()
         self._inbox.buffer.clear()
         if self._channel is not None:
             self._channel.close()

@@ -12,11 +12,12 @@ each question's score carries what ran and the first rows of both results (`Ques
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import sqlite3
 import urllib.parse
-from collections.abc import Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +32,15 @@ from evaluation.scoring.compare import (
     results_match_strict,
     split_order_keys,
 )
-from evaluation.scoring.dialect import QueryTooComplex, ReadsNoTable, TranspileError, read_schema, to_sqlite
+from evaluation.scoring.dialect import (
+    FrozenSchema,
+    QueryTooComplex,
+    ReadsNoTable,
+    TranspileError,
+    freeze_schema,
+    read_schema,
+    to_sqlite,
+)
 from evaluation.scoring.full_group_by import Keys, read_keys
 from evaluation.scoring.metrics import Graded, Metrics, summarise
 from evaluation.scoring.sandbox import DEFAULT_LIMITS, Execution, Limits, Query, Sandbox, refusal
@@ -177,36 +186,59 @@ def score_predictions(
     if missing:
         raise ValueError(f"no database file for: {', '.join(missing)}")
     with Sandbox(limits) as sandbox:
-        # Transpiling costs more than running: it goes first, while the sandbox's child boots and opens the
-        # databases. Only MySQL predictions need the column types.
+        # The child boots and opens the databases while this process reads their schemas and the gold
+        # results (from the cache, in production). Only MySQL predictions need the column types.
         sandbox.open_ahead(dict.fromkeys(database_paths[key] for q in valid for key in (q.db_id, *q.suite)))
         schemas = (
-            {db_id: _schema(Path(database_paths[db_id])) for db_id in {q.db_id for q in valid}}
+            {
+                db_id: _schema(sandbox.database_sha256(database_paths[db_id]), Path(database_paths[db_id]))
+                for db_id in {q.db_id for q in valid}
+            }
             if dialect == "mysql"
             else {}
         )
-        prepared = {
-            q.question_id: _prepare(predictions.get(q.question_id), dialect, schemas.get(q.db_id), limits)
-            for q in valid
-        }
+        prepared: dict[str, str | tuple[str, str | None]] = {}
+
+        def prepare(question: GoldQuestion) -> str | tuple[str, str | None]:
+            if question.question_id not in prepared:
+                prepared[question.question_id] = _prepare(
+                    predictions.get(question.question_id), dialect, schemas.get(question.db_id), limits
+                )
+            return prepared[question.question_id]
+
+        def prepare_all() -> None:
+            for question in valid:
+                prepare(question)
+
+        # Gold queries to run (a cold cache) wait for the child to be up: the predictions are transpiled
+        # first, meanwhile. With every gold result cached, they are transpiled as the sandbox asks.
         golds = _gold_results(
-            [(q, key) for q in valid for key in (q.db_id, *q.suite)], database_paths, sandbox, gold_cache
+            [(q, key) for q in valid for key in (q.db_id, *q.suite)],
+            database_paths,
+            sandbox,
+            gold_cache,
+            before_running=prepare_all,
         )
-        runs = [
-            q
-            for q in valid
-            if isinstance(prepared[q.question_id], str) and golds[(q.question_id, q.db_id)] is not None
-        ]
-        queries = [Query(database_paths[q.db_id], cast(str, prepared[q.question_id])) for q in runs]
+        runs: list[GoldQuestion] = []  # the questions whose prediction runs, in the order it is sent
+
+        def predictions_to_run() -> Iterator[Query]:
+            """Each prediction, transpiled when the sandbox asks for it: transpiling costs more than
+            running, and the child runs the predictions already sent meanwhile."""
+            for q in valid:
+                sql = prepare(q)
+                if isinstance(sql, str) and golds[(q.question_id, q.db_id)] is not None:
+                    runs.append(q)
+                    yield Query(database_paths[q.db_id], sql)
+
         # Each result is compared as it arrives and dropped: only the verdicts stay.
         ran = {
             runs[index].question_id: _verdict(
                 runs[index],
                 execution,
                 golds[(runs[index].question_id, runs[index].db_id)],
-                ran_sql=queries[index].sql if explain else None,
+                ran_sql=cast(str, prepared[runs[index].question_id]) if explain else None,
             )
-            for index, execution in sandbox.stream(queries)
+            for index, execution in sandbox.stream(predictions_to_run())
         }
         ran.update(_test_suite_verdicts(runs, ran, prepared, golds, database_paths, sandbox))
     scores = tuple(_score_question(q, prepared, golds, ran, explain=explain) for q in questions)
@@ -353,9 +385,11 @@ def _gold_results(
     database_paths: Mapping[str, Path],
     sandbox: Sandbox,
     gold_cache: GoldCache | None,
+    *,
+    before_running: Callable[[], None],
 ) -> GoldResults:
     """The gold result of each (question, database key), from the cache or run (in one batch); None where
-    it fails."""
+    it fails. `before_running` is called first when some must run: the work to do while the child boots."""
     digests = {key: sandbox.database_sha256(database_paths[key]) for key in {key for _, key in targets}}
     results: GoldResults = {}
     to_run: list[tuple[GoldQuestion, str, tuple[str, str, str]]] = []
@@ -369,6 +403,8 @@ def _gold_results(
             results[(question.question_id, db_key)] = gold_cache[key]
         else:
             to_run.append((question, db_key, key))
+    if to_run:
+        before_running()
     executed = run_gold(
         sandbox, [(database_paths[db_key], question.sql_sqlite) for question, db_key, _ in to_run]
     )
@@ -428,12 +464,15 @@ def _gold_result(
 class _Schema(NamedTuple):
     """What transpiling a MySQL prediction reads of its database."""
 
-    types: dict[str, dict[str, str]]  # table -> column -> declared type
+    types: FrozenSchema  # table -> column -> declared type
     keys: Keys  # what ONLY_FULL_GROUP_BY's functional dependence is derived from
 
 
-def _schema(path: Path) -> _Schema:
+@functools.lru_cache(maxsize=64)
+def _schema(sha256: str, path: Path) -> _Schema:
+    """The schema of the database at `path`, whose content has this sha256: read once per database by a
+    process that scores many submissions (a worker), rather than once per submission."""
     uri = f"file:{urllib.parse.quote(str(path.resolve()))}?mode=ro"
     with closing(sqlite3.connect(uri, uri=True)) as connection:
-        types = read_schema(connection)
+        types = freeze_schema(read_schema(connection))
     return _Schema(types, read_keys(path))

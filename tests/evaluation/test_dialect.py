@@ -11,9 +11,9 @@ import sqlite3
 import pytest
 
 from evaluation.scoring import dialect
-from evaluation.scoring.dialect import TranspileError, read_schema, to_sqlite
+from evaluation.scoring.dialect import NotConformant, TranspileError, read_schema, to_sqlite
 from evaluation.scoring.functions import install_functions, normalise_temporal
-from evaluation.scoring.statements import split_statements
+from evaluation.scoring.statements import Parsed, Statement, split_statements
 
 SCHEMA = """
 CREATE TABLE clienti (
@@ -130,13 +130,56 @@ def test_an_unknown_source_dialect_is_refused() -> None:
         to_sqlite("SELECT 1", source="postgres")
 
 
+def counting_parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The texts the transpiler parses from now on, one entry per parse."""
+    parsed: list[str] = []
+    read = dialect.read_statement
+
+    def counted(statement: Statement, *, source: str) -> Parsed:
+        parsed.append(statement.text)
+        return read(statement, source=source)
+
+    monkeypatch.setattr(dialect, "read_statement", counted)
+    return parsed
+
+
 def test_a_repeated_query_is_not_parsed_again(monkeypatch: pytest.MonkeyPatch) -> None:
-    calls = []
-    parse = dialect.sqlglot.parse_one
-    monkeypatch.setattr(dialect.sqlglot, "parse_one", lambda *a, **k: calls.append(1) or parse(*a, **k))
-    query = "SELECT COUNT(*) FROM ordini WHERE quantita > 41"
+    parsed = counting_parses(monkeypatch)
+    query = "SELECT COUNT(*) AS met_before FROM ordini WHERE quantita > 41"
     assert to_sqlite(query) == to_sqlite(query)
-    assert len(calls) == 1
+    assert len(parsed) == 1
+
+
+def test_the_same_text_is_transpiled_once_for_a_schema_and_again_for_another(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Rescoring and test suites reuse the transpiled text of each (text, dialect, schema); a schema of
+    other column types may translate the same text otherwise, so it is not served from the first."""
+    parsed = counting_parses(monkeypatch)
+    query = "SELECT id AS by_schema FROM ordini WHERE quantita = '41'"
+    as_text = {"ordini": {"id": "INTEGER", "quantita": "TEXT"}}
+    as_number = {"ordini": {"id": "INTEGER", "quantita": "INTEGER"}}
+    first = to_sqlite(query, schema=as_text)
+    assert to_sqlite(query, schema={"ordini": dict(as_text["ordini"])}) == first  # an equal schema
+    assert len(parsed) == 1
+    assert to_sqlite(query, schema=as_number) != first
+    assert len(parsed) == 2
+
+
+def test_a_text_checked_for_conformance_is_not_served_the_unchecked_translation(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    parsed = counting_parses(monkeypatch)
+    query = "SELECT id AS checked FROM ordini WHERE quantita == 41"
+    assert to_sqlite(query)  # sqlglot's reader takes `==`
+    with pytest.raises(NotConformant, match="=="):
+        to_sqlite(query, check_conformance=True)
+    assert len(parsed) == 2
+
+
+def test_a_query_written_for_sqlite_is_not_served_a_mysql_translation() -> None:
+    query = "SELECT 'a' || 'b' AS by_dialect FROM ordini"
+    assert to_sqlite(query) != to_sqlite(query, source="sqlite")  # MySQL's || is OR
 
 
 # --- MySQL's meaning ---

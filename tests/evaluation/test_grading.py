@@ -26,8 +26,12 @@ def executed_queries(monkeypatch) -> list:
     stream = Sandbox.stream  # every batch goes through it, execute_many's too
 
     def recording(self, batch):
-        queries.extend(batch)
-        return stream(self, batch)
+        def recorded():  # the scorer's batch is made as the sandbox asks for it: recorded as it goes
+            for query in batch:
+                queries.append(query)
+                yield query
+
+        return stream(self, recorded())
 
     monkeypatch.setattr(Sandbox, "stream", recording)
     return queries

@@ -232,6 +232,47 @@ def test_the_wall_time_bound_counts_the_callers_time_between_results_too(demo, m
         assert sandbox.execute(demo, NORMAL, budgeted=False).rows == ((6,),)  # the gold still runs
 
 
+def test_queries_made_as_the_sandbox_asks_for_them_spend_no_budget_while_they_are_made(demo):
+    """The scorer transpiles each prediction when the sandbox asks for the next query, while the child
+    runs those sent: that time is the caller's, as if the query had been made before, so neither the total
+    budget nor the wall-time bound counts it."""
+
+    def slowly_made():
+        for _ in range(5):
+            time.sleep(0.15)
+            yield Query(demo, NORMAL)
+
+    with Sandbox(Limits(query_seconds=0.2, total_seconds=0.4, wall_seconds=0.4)) as sandbox:
+        outcomes = [execution.outcome for _index, execution in sandbox.stream(slowly_made())]
+        assert outcomes == ["ok"] * 5
+        assert sandbox.spent_seconds < 0.2
+
+
+def test_a_request_that_waited_while_the_caller_made_the_next_query_is_timed_from_when_it_went(demo):
+    """Requests wait in the parent until a few are ready to go together: a query's budget runs from when
+    its request went to the child, not from when the caller handed it over."""
+
+    def made_with_a_pause():
+        yield from [Query(demo, NORMAL)] * 3
+        time.sleep(0.6)  # longer than a query's budget and its grace together
+        yield Query(demo, NORMAL)
+
+    with Sandbox(Limits(query_seconds=0.2, kill_grace_seconds=0.2)) as sandbox:
+        outcomes = [execution.outcome for _index, execution in sandbox.stream(made_with_a_pause())]
+        assert outcomes == ["ok"] * 4
+        assert sandbox.child_starts == 1
+
+
+def test_the_total_budget_counts_the_queries_own_time_not_the_callers_before_it_reads_them(demo):
+    with Sandbox(Limits(query_seconds=0.2, total_seconds=100.0)) as sandbox:  # all five sent at once
+        outcomes = []
+        for _index, execution in sandbox.stream([Query(demo, NORMAL)] * 5):
+            outcomes.append(execution.outcome)
+            time.sleep(0.15)  # the answers after this one wait in the pipe meanwhile
+        assert outcomes == ["ok"] * 5
+        assert sandbox.spent_seconds < 0.2
+
+
 def test_a_batch_answers_in_order_as_one_query_at_a_time_would(shared_sandbox, demo):
     sqls = [
         NORMAL,

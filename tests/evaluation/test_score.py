@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from evaluation.scoring import score as score_module
 from evaluation.scoring.dialect import read_schema, to_sqlite
 from evaluation.scoring.sandbox import Limits
 from evaluation.scoring.score import (
@@ -288,6 +289,26 @@ def test_the_gold_cache_is_filled_once_and_then_used(demo):
     second = score(demo, questions, {"q2": "SELECT COUNT(*) + 1 FROM ordini"}, gold_cache=cache)
     assert first.questions[0].outcome == "correct"
     assert second.questions[1].outcome == "correct"
+
+
+def test_a_databases_schema_is_read_once_for_many_submissions_and_again_once_it_changes(
+    tmp_path, monkeypatch
+):
+    database = make_demo_db(tmp_path / "negozio.sqlite")
+    reads = []
+    read_keys = score_module.read_keys
+    monkeypatch.setattr(score_module, "read_keys", lambda path: reads.append(path) or read_keys(path))
+    questions = [question("q1", "SELECT COUNT(*) FROM ordini")]
+    for _ in range(3):
+        assert score(database, questions, {"q1": "SELECT COUNT(*) FROM ordini"}).questions[0].ea
+    assert len(reads) == 1
+    with closing(sqlite3.connect(database)) as connection:
+        connection.execute("ALTER TABLE ordini ADD COLUMN sconto TEXT")
+        connection.commit()
+    # Another content, another sha256: its schema is read anew, and the new column is known.
+    report = score(database, questions, {"q1": "SELECT COUNT(*) FROM ordini WHERE sconto IS NULL"})
+    assert report.questions[0].ea
+    assert len(reads) == 2
 
 
 def test_the_total_budget_stops_a_runaway_submission_but_not_its_gold(demo):
