@@ -280,25 +280,46 @@ def _page(version: BenchmarkVersion) -> Page:
 
 
 def rows_html(board: ranking.Leaderboard) -> list[str]:
-    """Each row's <tr>, in the board's order, in the active language."""
-    rendered = (
-        engines["jinja2"]
-        .get_template("leaderboard/_ranking_rows.html")
-        .render(
-            {
-                "rows": board.rows,
-                "better_names": board.better_names(),
-                "after_cutoff": board.shows_after_cutoff,
-                "separator": mark_safe(_ROW_END),
-                "submission_url": jinja_environment.per_row_url("leaderboard:submission_detail"),
-                "team_url": jinja_environment.per_row_url("leaderboard:team"),
-            }
+    """Each row's <tr>, in the board's order, in the active language. A row rendered before, in this
+    process, with the same content and the same rows better than it, is not rendered again: a change of
+    the ranking (one new row, most often) renders the rows it changed, not a thousand."""
+    better = board.better_names()
+    context = (get_language(), board.shows_after_cutoff)
+    keys = [repr((context, row, better.get(row.submission_id or 0))) for row in board.rows]
+    found = {key: _ROWS_RENDERED.get(key) for key in keys}
+    missing = [row for key, row in zip(keys, board.rows, strict=True) if found[key] is None]
+    if missing:
+        rendered = (
+            engines["jinja2"]
+            .get_template("leaderboard/_ranking_rows.html")
+            .render(
+                {
+                    "rows": missing,
+                    "better_names": better,
+                    "after_cutoff": board.shows_after_cutoff,
+                    "position": mark_safe(_POSITION),
+                    "separator": mark_safe(_ROW_END),
+                    "submission_url": jinja_environment.per_row_url("leaderboard:submission_detail"),
+                    "team_url": jinja_environment.per_row_url("leaderboard:team"),
+                }
+            )
         )
-    )
-    return rendered.split(_ROW_END)[:-1]
+        new = dict(
+            zip((key for key in keys if found[key] is None), rendered.split(_ROW_END)[:-1], strict=True)
+        )
+        found.update(new)
+        if len(_ROWS_RENDERED) + len(new) > _ROWS_KEPT:
+            _ROWS_RENDERED.clear()
+        _ROWS_RENDERED.update(new)
+    return [cast(str, found[key]).replace(_POSITION, str(place), 1) for place, key in enumerate(keys)]
 
 
-# Ends each row of the rendered rows. No row can hold it: every text a row shows is escaped, and "<" with it.
+# The rows rendered in this process, by their content: a thousand rows in two languages are a few MB.
+_ROWS_RENDERED: dict[str, str] = {}
+_ROWS_KEPT = 5000
+# Where a row's place goes. No row can hold it, nor the separator below: every text a row shows is
+# escaped, and "<" with it.
+_POSITION = "<!--position-->"
 _ROW_END = "<!--row end-->"
 
 

@@ -4,11 +4,13 @@ text a row can hold comes out escaped, in every branch of the row, and each row 
 from __future__ import annotations
 
 import dataclasses
+import re
 from datetime import UTC, date, datetime
 
 import pytest
 from django.utils import translation
 
+from leaderboard import ranking_views
 from leaderboard.ranking import Leaderboard, Row
 from leaderboard.ranking_views import rows_html
 
@@ -69,3 +71,17 @@ def test_no_text_of_any_row_comes_out_unescaped(db, language):
 def test_a_model_name_holding_the_row_separator_stays_in_its_row(db):
     board = Leaderboard(version="v", databases=[], rows=[hostile(model_name="<!--row end-->"), hostile()])
     assert len(rows_html(board)) == 2
+
+
+def test_a_row_rendered_before_is_reused_in_its_new_place_and_only_new_rows_are_rendered(db, monkeypatch):
+    monkeypatch.setattr(ranking_views, "_ROWS_RENDERED", {})
+    first, second, newcomer = hostile(submission_id=1), hostile(submission_id=2), hostile(submission_id=3)
+    before = rows_html(Leaderboard(version="v", databases=[], rows=[first, second]))
+    after = rows_html(Leaderboard(version="v", databases=[], rows=[newcomer, first, second]))
+    assert len(ranking_views._ROWS_RENDERED) == 3  # the newcomer alone was rendered
+    assert [re.search(r'data-sort="(\d+)"', html)[1] for html in after] == ["0", "1", "2"]
+    assert after[1].replace('data-sort="1"', 'data-sort="0"', 1) == before[0]
+    assert after[2].replace('data-sort="2"', 'data-sort="1"', 1) == before[1]
+    with translation.override("it"):
+        rows_html(Leaderboard(version="v", databases=[], rows=[first]))
+    assert len(ranking_views._ROWS_RENDERED) == 4  # another language is another rendering
