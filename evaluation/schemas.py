@@ -20,7 +20,8 @@ from pathlib import Path
 
 from evaluation.models import Database
 from evaluation.scoring import mysql_dump
-from evaluation.scoring.schema_shape import Shape, differences, read_shape, shape_of_ddl
+from evaluation.scoring.mysql_dump import shape_of_ddl
+from evaluation.scoring.schema_shape import Shape, differences, read_shape
 from evaluation.sources import DatabaseSource, SourceError
 
 
