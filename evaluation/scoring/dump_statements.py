@@ -103,8 +103,9 @@ def read_dump(sql: str) -> list[DumpStatement]:
         elif kind == "versioned" and not _applies(text):
             close = sql.find("*/", token.end())
             skipped_to = len(sql) if close < 0 else close + 2
-            line += sql.count("\n", position, skipped_to)
-            pieces.append(" ")
+            newlines = sql.count("\n", position, skipped_to)
+            line += newlines
+            pieces.append(" " + "\n" * newlines)  # lines keep their numbers in the statement
             position, at_line_start = skipped_to, False
             continue
         elif kind in ("blank", "comment"):

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import sqlglot
 from sqlglot import exp
-from sqlglot.errors import SqlglotError
+from sqlglot.errors import ParseError, SqlglotError, TokenError
 from sqlglot.optimizer.scope import Scope, traverse_scope
 from sqlglot.tokens import Token, TokenType
 
@@ -366,6 +366,10 @@ class _MySQLLoader:
             text, attributes = _prepared_create_table(text)
         try:
             node = sqlglot.parse_one(text, read=SQLGLOT_DIALECTS["mysql"])
+        except ParseError as error:
+            raise DumpError(statement, f"cannot parse it: {_parse_problem(error, statement)}") from None
+        except TokenError:
+            raise DumpError(statement, "cannot parse it: a string, name or comment is not closed") from None
         except SqlglotError as error:
             raise DumpError(statement, f"cannot parse it: {str(error).splitlines()[0]}") from None
         except RecursionError:
@@ -393,6 +397,8 @@ class _MySQLLoader:
         elif isinstance(node, exp.Create) and node.kind == "INDEX":
             if node.args.get("unique"):  # an ordinary index changes no result
                 self._conn.execute(node.sql(dialect="sqlite"))
+        elif isinstance(node, exp.Command):  # sqlglot read its first words only
+            raise _Unsupported(f"this form of {_statement_kind(self._statement.text)} is not supported")
         else:
             raise _Unsupported(f"{_statement_kind(self._statement.text)} statements are not supported")
 
@@ -443,9 +449,9 @@ class _MySQLLoader:
             try:
                 self._create_view(view)
             except TranspileError as error:
-                raise DumpError(statement, f"view {view.name} cannot be translated: {error}") from None
+                raise DumpError(statement, f"view {view.name} cannot be made: {error}") from None
             except sqlite3.Error as error:
-                raise DumpError(statement, f"view {view.name}: SQLite: {error}") from None
+                raise DumpError(statement, f"view {view.name} cannot be made: SQLite: {error}") from None
 
     def _compute(self, table: _Table, column: _Column) -> None:
         assert column.generated is not None and table.statement is not None
@@ -467,6 +473,7 @@ class _MySQLLoader:
         select = to_sqlite(view.select, source="mysql", schema=read_schema(self._conn))
         columns = f" ({', '.join(_quote(c) for c in view.columns)})" if view.columns else ""
         self._conn.execute(f"CREATE VIEW {_quote(view.name)}{columns} AS {select}")
+        self._conn.execute(f"SELECT * FROM {_quote(view.name)} LIMIT 0")  # SQLite reads a view when used
 
     def report(self, tables: BuildReport) -> BuildReport:
         notes = [
@@ -773,6 +780,19 @@ def _elements(tokens: list[Token], opening: int) -> Iterator[tuple[list[Token], 
             continue
         element.append(token)
     yield element, comma
+
+
+# sqlglot describes the token it stopped at as `<Token token_type: ..., text: WHERE, ...>`.
+_TOKEN_REPR = re.compile(r"<Token token_type: [^,]*, text: (.*?), line: .*?>")
+
+
+def _parse_problem(error: ParseError, statement: Statement) -> str:
+    """What sqlglot found wrong, and where in the dump: "Expecting ) (line 27, column 36)"."""
+    detail = error.errors[0] if error.errors else {}
+    description = _TOKEN_REPR.sub(r"'\1'", str(detail.get("description") or "syntax error"))
+    description = re.sub(r" for <class '[\w.]+\.(\w+)'>", r" for \1", description)
+    line = statement.line + int(detail.get("line") or 1) - 1
+    return f"{description} (line {line}, column {detail.get('col') or 1})"
 
 
 def _statement_kind(text: str) -> str:
