@@ -335,7 +335,7 @@ _REWRITES: dict[type[exp.Expr], Callable[[Any], exp.Expr]] = {
 def _introduced(node: exp.Introducer) -> exp.Expr:
     """A string given a character set (`_utf8mb4' '`, as MySQL writes views; `_latin1 0x41`): the string
     itself, its hexadecimal form read as text; `_binary` keeps it as written, bytes or text."""
-    value = node.expression
+    value: exp.Expr = node.expression
     if node.name.lower() != "_binary" and isinstance(value, exp.HexString):
         return exp.Literal.string(
             bytes.fromhex(value.name.zfill(len(value.name) + len(value.name) % 2)).decode("utf-8", "replace")

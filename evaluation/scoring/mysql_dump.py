@@ -32,12 +32,15 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, SqlglotError, TokenError
 from sqlglot.optimizer.scope import Scope, traverse_scope
-from sqlglot.tokens import Token, TokenType
+from sqlglot.tokenizer_core import Token, TokenType
 
 from evaluation.scoring.collations import UTF8MB3_COLLATION, UTF8MB4_COLLATION, canonical_collation
 from evaluation.scoring.column_types import read_schema
 from evaluation.scoring.dialect import to_sqlite
-from evaluation.scoring.dump_statements import DumpError, read_dump
+
+# DumpError is re-exported: the callers of build_sqlite catch it from here.
+from evaluation.scoring.dump_statements import DumpError as DumpError
+from evaluation.scoring.dump_statements import read_dump
 from evaluation.scoring.function_rewrites import with_sqlite_functions
 from evaluation.scoring.functions import as_text, install_functions, normalise_temporal
 from evaluation.scoring.resolver import ColumnResolver, scope_sources
@@ -363,7 +366,7 @@ class _MySQLLoader:
         text = "INSERT" + text[len("REPLACE") :] if replace else text
         attributes: dict[str, _Attributes] = {}
         if _CREATE_TABLE.match(text):
-            text, attributes = _prepared_create_table(text)
+            text, attributes = prepared_create_table(text)
         try:
             node = sqlglot.parse_one(text, read=SQLGLOT_DIALECTS["mysql"])
         except ParseError as error:
@@ -703,7 +706,7 @@ _TABLE_ELEMENT_WORDS = {
 }
 
 
-def _prepared_create_table(text: str) -> tuple[str, dict[str, _Attributes]]:
+def prepared_create_table(text: str) -> tuple[str, dict[str, _Attributes]]:
     """A CREATE TABLE as sqlglot can read it, and what was taken out for that, by column (lower case).
 
     sqlglot reads neither MySQL's BINARY column attribute (it fails with a TypeError), nor spatial types
@@ -814,7 +817,7 @@ def _generated_sql(table: _Table, column: _Column, schema: Mapping[str, Mapping[
         or translated.args.get("with")
     ):
         raise _Unsupported("its expression cannot be computed row by row")
-    value = translated.expressions[0].unalias().sql(dialect="sqlite")
+    value: str = translated.expressions[0].unalias().sql(dialect="sqlite")
     sql_type = column.type
     if sql_type is not None and sql_type.kind == "exact":
         value = f"ROUND({value}, {sql_type.scale})" if sql_type.scale else f"CAST(ROUND({value}) AS INTEGER)"

@@ -141,7 +141,8 @@ def _split_names(text: str) -> list[str]:
 
 
 def _last_part(qualified: str) -> str:
-    return re.findall(_NAME, qualified)[-1]
+    parts: list[str] = re.findall(_NAME, qualified)
+    return parts[-1]
 
 
 def unquote(name: str) -> str:
