@@ -1,7 +1,14 @@
 """SQLite copies of MySQL dumps, holding what MySQL itself would store.
 
-`build_sqlite` reads a dump the way MariaDB loads it: CREATE DATABASE, USE, SET, LOCK and transaction
-statements are skipped; table options (ENGINE, CHARSET) and column character sets are dropped; ENUM and
+`build_sqlite` reads a dump's statements as MySQL 8.0 executes them (`dump_statements`: DELIMITER blocks,
+versioned comments) and loads them the way MySQL would: CREATE DATABASE, USE, SET, LOCK, transaction
+statements and mysqldump's DISABLE/ENABLE KEYS guards are skipped, but for the sql_mode's
+NO_AUTO_VALUE_ON_ZERO, which mysqldump sets (0 in an AUTO_INCREMENT column is then stored); procedures,
+functions and events are left out and named in the report (`stored_programs`); views become SQLite views
+through `dialect.to_sqlite`, once every table is loaded; triggers are read and named, and rows that would
+fire one are refused (mysqldump writes a table's triggers after its rows); generated columns are computed
+after the rows, through `to_sqlite` too; spatial columns keep MySQL's bytes (SRID and WKB), with a note in
+the report; the BINARY attribute is the _bin collation of the column's character set; table options (ENGINE, CHARSET) and column character sets are dropped; ENUM and
 SET become TEXT; every integer type becomes INTEGER, `INTEGER UNSIGNED` when MySQL's is unsigned (UNSIGNED,
 YEAR, SERIAL, BIT), which MySQL's arithmetic needs to know (`sqltypes`). An AUTO_INCREMENT column is
 `INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT`, and `AUTO_INCREMENT=N` is kept through `sqlite_sequence`; an
