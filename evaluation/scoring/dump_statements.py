@@ -93,7 +93,7 @@ def read_dump(sql: str) -> list[DumpStatement]:
                     )
                 position = command.end()
                 continue
-        token = _tokens(delimiter).match(sql, position)
+        token = _tokens(delimiter, start >= 0).match(sql, position)
         assert token is not None  # the last alternative matches any character
         kind, text = token.lastgroup, token.group()
         if kind == "delimiter":
@@ -108,9 +108,12 @@ def read_dump(sql: str) -> list[DumpStatement]:
             pieces.append(" " + "\n" * newlines)  # lines keep their numbers in the statement
             position, at_line_start = skipped_to, False
             continue
-        elif kind in ("blank", "comment"):
+        elif kind in ("blank", "comment") or (kind == "plain" and text.isspace()):
             if start >= 0:
                 pieces.append(text)
+        elif kind == "plain":  # within a statement: code, blanks and closed strings, as one piece
+            pieces.append(text)
+            significant, end = len(pieces), position + len(text.rstrip())
         else:
             if start < 0:
                 start, first_line = position, line
@@ -124,7 +127,7 @@ def read_dump(sql: str) -> list[DumpStatement]:
         at_line_start = token.group().endswith("\n")
         position = token.end()
     if start >= 0:
-        finish(len(sql))
+        finish(end)  # no delimiter: it stops where it ends
     return statements
 
 
@@ -140,18 +143,23 @@ def _applies(marker: str) -> bool:
 
 
 @cache
-def _tokens(delimiter: str) -> re.Pattern[str]:
+def _tokens(delimiter: str, in_statement: bool) -> re.Pattern[str]:
     """The tokens of MySQL's text while `delimiter` ends statements; the last alternative takes any one
-    character, so that every position matches."""
+    character, so that every position matches. Within a statement, where no DELIMITER command can come,
+    code, blanks and closed strings are read as one `plain` token (what most of a dump's INSERTs are)."""
     first = re.escape(delimiter[0])
+    code = rf"""[^\s'"`/\#*\-{first}]+"""
+    # Possessive: an unclosed string fails at once, rather than after trying every way to cut it up.
+    closed = r"""'(?:[^'\\]++|\\.|'')*+' | "(?:[^"\\]++|\\.|"")*+" | `(?:[^`]++|``)*+`"""
+    plain = rf"(?P<plain> (?: {code} | \s+ | {closed})+) |" if in_statement else ""
     return re.compile(
-        rf"""(?P<versioned> /\*M?!\d{{0,5}})
+        rf"""{plain} (?P<versioned> /\*M?!\d{{0,5}})
         | (?P<comment> /\*.*?(?:\*/|\Z) | --(?=\s|\Z)[^\n]* | \#[^\n]*)
         | (?P<quoted> '(?:[^'\\]+|\\.?|'')*(?:'|\Z) | "(?:[^"\\]+|\\.?|"")*(?:"|\Z) | `(?:[^`]+|``)*(?:`|\Z))
         | (?P<delimiter> {re.escape(delimiter)})
         | (?P<close> \*/)
         | (?P<blank> \s+)
-        | (?P<code> [^\s'"`/\#*\-{first}]+)
+        | (?P<code> {code})
         | (?P<char> .)""",
         re.DOTALL | re.VERBOSE,
     )

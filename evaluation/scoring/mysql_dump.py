@@ -667,9 +667,6 @@ def _column(node: exp.ColumnDef, table: _Table, attributes: _Attributes | None =
         # BINARY is the _bin collation of the column's character set.
         charset = column.charset or table.charset or "utf8mb4"
         column.collation = sqlite_collation(charset, f"{charset}_bin")
-    if column.labels and not column.is_set and column.not_null and column.default is None:
-        # An ENUM NOT NULL without a DEFAULT has its first member for one (MySQL's implicit default).
-        column.default = exp.convert(column.labels[0]).sql(dialect="sqlite")
     return column
 
 

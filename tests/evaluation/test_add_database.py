@@ -207,3 +207,9 @@ def test_a_mysqldump_dump_is_added_with_its_routines_views_and_triggers_named_in
         "copy_note: column sedi.posizione (POINT)",
     ):
         assert line in report.text
+
+
+def test_an_authors_schema_dump_that_cannot_be_read_is_not_offered_and_the_database_is_added(draft):
+    report = add(draft, schema=b"DELIMITER\nCREATE TABLE clienti (id INT);\n")
+    assert Database.objects.filter(version=draft, slug="negozio").exists()
+    assert "authors_schema_unbuildable" in report.text

@@ -512,13 +512,6 @@ def test_a_view_is_a_sqlite_view_with_mysql_s_meaning(biblioteca) -> None:
     assert rows(conn, "SELECT COUNT(*) FROM catalogo") == [(5,)]  # the book with no copies left is not listed
 
 
-def test_an_enum_not_null_without_default_takes_its_first_member(tmp_path: Path) -> None:
-    conn = build(
-        tmp_path, "CREATE TABLE t (a INT, e ENUM('uno','due') NOT NULL); INSERT INTO t (a) VALUES (1);"
-    )
-    assert rows(conn, "SELECT e FROM t") == [("uno",)]
-
-
 def test_a_check_not_enforced_checks_nothing_and_zerofill_changes_nothing_stored(tmp_path: Path) -> None:
     conn = build(
         tmp_path,
