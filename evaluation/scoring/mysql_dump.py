@@ -111,10 +111,12 @@ class BuildReport:
 
 
 # Statements that configure a MySQL session or server and mean nothing to a single SQLite file.
-# mysqldump's guards around a table's rows (ALTER TABLE ... DISABLE KEYS) change nothing stored either.
+# mysqldump's guards around a table's rows (ALTER TABLE ... DISABLE KEYS) change nothing stored either, nor
+# does a FULLTEXT or SPATIAL index.
 _SKIPPED_MYSQL = re.compile(
     r"(CREATE|DROP|ALTER)\s+(DATABASE|SCHEMA)\b|USE\b|SET\b|(UN)?LOCK\s+TABLES?\b|START\s+TRANSACTION\b"
-    r"|BEGIN\b|COMMIT\b|ROLLBACK\b|ALTER\s+TABLE\s+\S+\s+(DISABLE|ENABLE)\s+KEYS\s*\Z",
+    r"|BEGIN\b|COMMIT\b|ROLLBACK\b|ALTER\s+TABLE\s+\S+\s+(DISABLE|ENABLE)\s+KEYS\s*\Z"
+    r"|CREATE\s+(FULLTEXT|SPATIAL)\s+INDEX\b",
     re.IGNORECASE,
 )
 # The caller owns the transaction of the build.
@@ -401,7 +403,7 @@ class _MySQLLoader:
         elif isinstance(node, exp.Alter):
             self._alter(node)
         elif isinstance(node, exp.Drop) and node.kind == "TABLE":
-            for table in node.expressions:
+            for table in node.args.get("tables") or []:
                 self._tables.pop(table.name.lower(), None)
                 self._conn.execute(f"DROP TABLE IF EXISTS {_quote(table.name)}")
         elif isinstance(node, exp.Create) and node.kind == "INDEX":
@@ -714,8 +716,10 @@ def prepared_create_table(text: str) -> tuple[str, dict[str, _Attributes]]:
     """A CREATE TABLE as sqlglot can read it, and what was taken out for that, by column (lower case).
 
     sqlglot reads neither MySQL's BINARY column attribute (it fails with a TypeError), nor spatial types
-    but GEOMETRY, nor SRID, ZEROFILL or a CHECK's [NOT] ENFORCED. A spatial column becomes a BLOB; SRID and
-    ZEROFILL change nothing stored; a CHECK ... NOT ENFORCED is left out, as MySQL does not check it.
+    but GEOMETRY, nor SRID, ZEROFILL or a CHECK's [NOT] ENFORCED, nor the table options CHECKSUM and
+    TABLESPACE, nor partitioning (`/*!50100 PARTITION BY ... */`). A spatial column becomes a BLOB; SRID,
+    ZEROFILL, those options and the partitions change nothing stored; a CHECK ... NOT ENFORCED is left
+    out, as MySQL does not check it.
     """
     try:
         tokens = SQLGLOT_DIALECTS["mysql"].tokenize(text)
@@ -763,9 +767,31 @@ def prepared_create_table(text: str) -> tuple[str, dict[str, _Attributes]]:
                 edits.append((token.start, element[index + 1].end + 1, ""))
         if binary or spatial:
             attributes[element[0].text.lower()] = _Attributes(binary, spatial)
+    edits.extend(_unread_table_options(text, tokens, opening))
     for start, end, replacement in sorted(edits, reverse=True):
         text = text[:start] + replacement + text[end:]
     return text, attributes
+
+
+def _unread_table_options(text: str, tokens: list[Token], opening: int) -> Iterator[tuple[int, int, str]]:
+    """Edits that cut, after a CREATE TABLE's columns, the options sqlglot cannot read."""
+    depth = 0
+    for closing in range(opening, len(tokens)):
+        depth += (tokens[closing].token_type == TokenType.L_PAREN) - (
+            tokens[closing].token_type == TokenType.R_PAREN
+        )
+        if depth == 0:
+            break
+    tail = tokens[closing + 1 :]
+    words = [token.text.upper() for token in tail]
+    for index, word in enumerate(words):
+        following = words[index + 1] if index + 1 < len(words) else ""
+        if " ".join(word.split()) == "PARTITION BY" or (word == "PARTITION" and following == "BY"):
+            yield tail[index].start, len(text), ""
+            return
+        if word in ("CHECKSUM", "TABLESPACE") and following:
+            value = index + 2 if following == "=" and index + 2 < len(words) else index + 1
+            yield tail[index].start, tail[value].end + 1, ""
 
 
 def _elements(tokens: list[Token], opening: int) -> Iterator[tuple[list[Token], Token | None]]:

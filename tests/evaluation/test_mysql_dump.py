@@ -570,3 +570,52 @@ def test_a_mysqldump_construct_that_cannot_be_loaded_is_named_with_its_line_and_
 ) -> None:
     with pytest.raises(DumpError, match=why):
         build_sqlite(dump, tmp_path / "t.sqlite3")
+
+
+@pytest.mark.parametrize(
+    "dump",
+    [
+        "CREATE TABLE t (a INT, y INT) ENGINE=InnoDB\n/*!50100 PARTITION BY RANGE (y)\n"
+        "(PARTITION p0 VALUES LESS THAN (2000) ENGINE = InnoDB,\n PARTITION p1 VALUES LESS THAN MAXVALUE) */;",
+        "CREATE TABLE t (a INT, y INT) /*!50100 PARTITION BY HASH (a) PARTITIONS 4 */;",
+        "CREATE TABLE t (a INT, y INT) ENGINE=MyISAM CHECKSUM=1 ROW_FORMAT=DYNAMIC STATS_PERSISTENT=0 COMMENT='x';",
+        "CREATE TABLE t (a INT, y INT) /*!50100 TABLESPACE `innodb_system` */ ENGINE=InnoDB;",
+        "CREATE TABLE t (a TEXT, y INT); CREATE FULLTEXT INDEX f ON t (a); ALTER TABLE t ADD FULLTEXT KEY g (a);",
+    ],
+    ids=["range_partitions", "hash_partitions", "table_options", "tablespace", "fulltext_index"],
+)
+def test_partitions_table_options_and_fulltext_indexes_change_nothing_stored(
+    tmp_path: Path, dump: str
+) -> None:
+    conn = build(tmp_path, dump + "\nINSERT INTO t VALUES ('1', 1999), (2, 2001);")
+    assert rows(conn, "SELECT CAST(a AS INTEGER), y FROM t ORDER BY y") == [(1, 1999), (2, 2001)]
+
+
+def test_an_older_mysqldump_s_stand_in_table_for_a_view_is_replaced_by_the_view(tmp_path: Path) -> None:
+    conn = build(
+        tmp_path,
+        "CREATE TABLE t (a INT); INSERT INTO t VALUES (1);\n"
+        "DROP TABLE IF EXISTS `v`;\n/*!50001 DROP VIEW IF EXISTS `v`*/;\n"
+        "/*!50001 CREATE TABLE `v` (\n  `a` tinyint NOT NULL\n) ENGINE=MyISAM */;\n"
+        "/*!50001 DROP TABLE IF EXISTS `v`*/;\n/*!50001 DROP VIEW IF EXISTS `v`*/;\n"
+        "/*!50001 CREATE ALGORITHM=UNDEFINED */\n/*!50013 DEFINER=`root`@`%` SQL SECURITY DEFINER */\n"
+        "/*!50001 VIEW `v` AS select `t`.`a` + 1 AS `a` from `t` */;",
+    )
+    assert rows(conn, "SELECT a FROM v") == [(2,)]
+    assert rows(conn, "SELECT type FROM sqlite_master WHERE name = 'v'") == [("view",)]
+
+
+def test_a_table_dropped_and_created_again_holds_the_new_rows(tmp_path: Path) -> None:
+    conn = build(
+        tmp_path,
+        "CREATE TABLE t (a INT); INSERT INTO t VALUES (1); DROP TABLE IF EXISTS `t`, u;"
+        "CREATE TABLE t (b TEXT); INSERT INTO t VALUES ('due');",
+    )
+    assert rows(conn, "SELECT * FROM t") == [("due",)]
+
+
+def test_a_view_named_as_a_table_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(
+        DumpError, match=r"statement 2 \(CREATE VIEW t \.\.\.\): view t: a table of that name exists"
+    ):
+        build_sqlite("CREATE TABLE t (a INT); CREATE VIEW t AS SELECT 1;", tmp_path / "t.sqlite3")
