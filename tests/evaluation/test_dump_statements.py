@@ -88,3 +88,9 @@ def test_delimiter_without_a_delimiter_is_refused_with_its_line() -> None:
 
 def test_an_unterminated_string_runs_to_the_end_of_the_dump() -> None:
     assert texts("SELECT 'a;\nSELECT 2;") == ["SELECT 'a;\nSELECT 2;"]
+
+
+def test_an_unclosed_string_in_a_long_statement_is_read_at_once() -> None:
+    # A string that never closes once made the reader try every way to cut it up (2 ** n for n characters).
+    [statement] = read_dump("INSERT INTO t VALUES ('" + "ab\\n c" * 2000)
+    assert statement.text.startswith("INSERT INTO t VALUES ('ab")
