@@ -5,22 +5,22 @@ versioned comments) and loads them the way MySQL would: CREATE DATABASE, USE, SE
 statements and mysqldump's DISABLE/ENABLE KEYS guards are skipped, but for the sql_mode's
 NO_AUTO_VALUE_ON_ZERO, which mysqldump sets (0 in an AUTO_INCREMENT column is then stored); procedures,
 functions and events are left out and named in the report (`stored_programs`); views become SQLite views
-through `dialect.to_sqlite`, once every table is loaded; triggers are read and named, and rows that would
-fire one are refused (mysqldump writes a table's triggers after its rows); generated columns are computed
-after the rows, through `to_sqlite` too; spatial columns keep MySQL's bytes (SRID and WKB), with a note in
-the report; the BINARY attribute is the _bin collation of the column's character set; table options (ENGINE, CHARSET) and column character sets are dropped; ENUM and
-SET become TEXT; every integer type becomes INTEGER, `INTEGER UNSIGNED` when MySQL's is unsigned (UNSIGNED,
-YEAR, SERIAL, BIT), which MySQL's arithmetic needs to know (`sqltypes`). An AUTO_INCREMENT column is
-`INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT`, and `AUTO_INCREMENT=N` is kept through `sqlite_sequence`; an
-unsigned one, `INTEGER UNSIGNED NOT NULL PRIMARY KEY`, which SQLite does not number, gets its numbers from
-the loader, as MySQL gives them (the next is past both AUTO_INCREMENT=N and the largest so far). Text
-columns compare as MySQL 8.0 compares them under the collation of their column or table, or the
-default collation of its character set (`sqlite_collation`: utf8mb4, and a table without one,
-`COLLATE utf8mb4_0900_ai_ci`; utf8/utf8mb3 and the other character sets `COLLATE utf8mb3_general_ci`; a
-utf8mb4 or utf8mb3 collation named in the dump, itself), collations that `collations.install_collations`
-registers and every connection to a copy needs; inserted values are stored as MySQL stores them: dates,
-times and datetimes in their canonical form ('1981-7-9' -> '1981-07-09'), numbers rounded to the column's
-scale, TRUE/FALSE as 1/0.
+through `dialect.to_sqlite`, once every table is loaded; triggers are read and named, and rows that would fire
+one are refused (mysqldump writes a table's triggers after its rows); generated columns are computed after the
+rows, through `to_sqlite` too; spatial columns keep MySQL's bytes (SRID and WKB), with a note in the report;
+the BINARY attribute is the _bin collation of the column's character set; table options (ENGINE, CHARSET,
+partitions) and column character sets are dropped; ENUM and SET become TEXT; every integer type becomes
+INTEGER, `INTEGER UNSIGNED` when MySQL's is unsigned (UNSIGNED, YEAR, SERIAL, BIT), which MySQL's arithmetic
+needs to know (`sqltypes`). An AUTO_INCREMENT column is `INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT`, and
+`AUTO_INCREMENT=N` is kept through `sqlite_sequence`; an unsigned one, `INTEGER UNSIGNED NOT NULL PRIMARY
+KEY`, which SQLite does not number, gets its numbers from the loader, as MySQL gives them (the next is past
+both AUTO_INCREMENT=N and the largest so far). Text columns compare as MySQL 8.0 compares them under the
+collation of their column or table, or the default collation of its character set (`sqlite_collation`:
+utf8mb4, and a table without one, `COLLATE utf8mb4_0900_ai_ci`; utf8/utf8mb3 and the other character sets
+`COLLATE utf8mb3_general_ci`; a utf8mb4 or utf8mb3 collation named in the dump, itself), collations that
+`collations.install_collations` registers and every connection to a copy needs; inserted values are stored as
+MySQL stores them: dates, times and datetimes in their canonical form ('1981-7-9' -> '1981-07-09'), numbers
+rounded to the column's scale, TRUE/FALSE as 1/0.
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ class BuildReport:
 
     `routines` are the procedures, functions and events the copy leaves out; `views` and `triggers` are
     the dump's, as read (`stored_programs`); `notes` say what the copy keeps otherwise than MySQL would
-    (a spatial column's bytes, a trigger not applied).
+    (a spatial column's bytes).
     """
 
     tables: dict[str, TableInfo]
@@ -255,7 +255,7 @@ class _Column:
     check: str | None = None  # SQLite SQL
     labels: tuple[str, ...] = ()  # the members of an ENUM or SET
     is_set: bool = False
-    mysql_type: str = ""  # MySQL's name of its type, without UNSIGNED: YEAR, BIT, ...
+    mysql_type: str = ""  # sqlglot's name of its MySQL type: YEAR, UINT (INT UNSIGNED), ...
     generated: exp.Expr | None = None  # a generated column's expression (MySQL)
     spatial: str | None = None  # a spatial type's name: the column holds MySQL's bytes
 
@@ -655,7 +655,7 @@ def _column(node: exp.ColumnDef, table: _Table, attributes: _Attributes | None =
     if declared is None or kind is None:
         raise _Unsupported(f"column {node.name} has an unsupported type {kind.sql('mysql') if kind else ''}")
     column = _Column(node.name, declared, sqlite_collation(table.charset, table.collation))
-    column.mysql_type = kind.this.name.removeprefix("U") if kind.this.name != "UNKNOWN" else ""
+    column.mysql_type = kind.this.name
     column.spatial = attributes.spatial
     if kind.this.name in ("ENUM", "SET"):
         # MySQL drops the trailing spaces of the members it is given.
