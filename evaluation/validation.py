@@ -121,14 +121,16 @@ def _copy_findings(built: mysql_dump.BuildReport) -> list[Finding]:
         Finding("view_translated", f"view {view.name}: a SQLite view with MySQL's meaning")
         for view in built.views
     )
-    findings.extend(
-        Finding(
-            "trigger_read",
-            f"trigger {trigger.name} ({trigger.timing} {trigger.event} ON {trigger.table}): no row of the dump "
-            "arrives after it, so it changes nothing in the copy",
+    for trigger in built.triggers:
+        what = f"trigger {trigger.name} ({trigger.timing} {trigger.event} ON {trigger.table})"
+        why = built.unapplied_triggers.get(trigger.name.lower())
+        findings.append(
+            Finding("trigger_applied", f"{what}: a SQLite trigger of the same effect")
+            if why is None
+            else Finding(
+                "trigger_not_applied", f"{what}: fires for no row of the dump, and cannot be applied ({why})"
+            )
         )
-        for trigger in built.triggers
-    )
     findings.extend(Finding("copy_note", note) for note in built.notes)
     return findings
 

@@ -5,22 +5,22 @@ versioned comments) and loads them the way MySQL would: CREATE DATABASE, USE, SE
 statements and mysqldump's DISABLE/ENABLE KEYS guards are skipped, but for the sql_mode's
 NO_AUTO_VALUE_ON_ZERO, which mysqldump sets (0 in an AUTO_INCREMENT column is then stored); procedures,
 functions and events are left out and named in the report (`stored_programs`); views become SQLite views
-through `dialect.to_sqlite`, once every table is loaded; triggers are read and named, and rows that would fire
-one are refused (mysqldump writes a table's triggers after its rows); generated columns are computed after the
-rows, through `to_sqlite` too; spatial columns keep MySQL's bytes (SRID and WKB), with a note in the report;
-the BINARY attribute is the _bin collation of the column's character set; table options (ENGINE, CHARSET,
-partitions) and column character sets are dropped; ENUM and SET become TEXT; every integer type becomes
-INTEGER, `INTEGER UNSIGNED` when MySQL's is unsigned (UNSIGNED, YEAR, SERIAL, BIT), which MySQL's arithmetic
-needs to know (`sqltypes`). An AUTO_INCREMENT column is `INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT`, and
-`AUTO_INCREMENT=N` is kept through `sqlite_sequence`; an unsigned one, `INTEGER UNSIGNED NOT NULL PRIMARY
-KEY`, which SQLite does not number, gets its numbers from the loader, as MySQL gives them (the next is past
-both AUTO_INCREMENT=N and the largest so far). Text columns compare as MySQL 8.0 compares them under the
-collation of their column or table, or the default collation of its character set (`sqlite_collation`:
-utf8mb4, and a table without one, `COLLATE utf8mb4_0900_ai_ci`; utf8/utf8mb3 and the other character sets
-`COLLATE utf8mb3_general_ci`; a utf8mb4 or utf8mb3 collation named in the dump, itself), collations that
-`collations.install_collations` registers and every connection to a copy needs; inserted values are stored as
-MySQL stores them: dates, times and datetimes in their canonical form ('1981-7-9' -> '1981-07-09'), numbers
-rounded to the column's scale, TRUE/FALSE as 1/0.
+through `dialect.to_sqlite`, once every table is loaded; triggers become SQLite triggers of the same effect
+when their shape allows (`row_sql`), and rows that would fire any other are refused; generated columns are
+computed after the rows, through `to_sqlite` too; spatial columns keep MySQL's bytes (SRID and WKB), with a
+note in the report; the BINARY attribute is the _bin collation of the column's character set; table options
+(ENGINE, CHARSET, partitions) and column character sets are dropped; ENUM and SET become TEXT; every integer
+type becomes INTEGER, `INTEGER UNSIGNED` when MySQL's is unsigned (UNSIGNED, YEAR, SERIAL, BIT), which MySQL's
+arithmetic needs to know (`sqltypes`). An AUTO_INCREMENT column is `INTEGER NOT NULL PRIMARY KEY
+AUTOINCREMENT`, and `AUTO_INCREMENT=N` is kept through `sqlite_sequence`; an unsigned one, `INTEGER UNSIGNED
+NOT NULL PRIMARY KEY`, which SQLite does not number, gets its numbers from the loader, as MySQL gives them
+(the next is past both AUTO_INCREMENT=N and the largest so far). Text columns compare as MySQL 8.0 compares
+them under the collation of their column or table, or the default collation of its character set
+(`sqlite_collation`: utf8mb4, and a table without one, `COLLATE utf8mb4_0900_ai_ci`; utf8/utf8mb3 and the
+other character sets `COLLATE utf8mb3_general_ci`; a utf8mb4 or utf8mb3 collation named in the dump, itself),
+collations that `collations.install_collations` registers and every connection to a copy needs; inserted
+values are stored as MySQL stores them: dates, times and datetimes in their canonical form ('1981-7-9' ->
+'1981-07-09'), numbers rounded to the column's scale, TRUE/FALSE as 1/0.
 """
 
 from __future__ import annotations
@@ -51,6 +51,7 @@ from evaluation.scoring.dump_statements import read_dump
 from evaluation.scoring.function_rewrites import with_sqlite_functions
 from evaluation.scoring.functions import as_text, install_functions, normalise_temporal
 from evaluation.scoring.resolver import ColumnResolver, scope_sources
+from evaluation.scoring.row_sql import UntranslatableTrigger, row_expression_sql, sqlite_trigger
 from evaluation.scoring.schema_shape import Shape, read_shape
 from evaluation.scoring.sqltypes import SqlType, type_of_declared
 from evaluation.scoring.statements import (
@@ -82,7 +83,8 @@ class BuildReport:
     """The tables of a built SQLite copy, in the order the dump creates them, and what else the dump holds.
 
     `routines` are the procedures, functions and events the copy leaves out; `views` and `triggers` are
-    the dump's, as read (`stored_programs`); `notes` say what the copy keeps otherwise than MySQL would
+    the dump's, as read (`stored_programs`); the copy applies each trigger but the `unapplied_triggers`,
+    which fire on no row of the dump (`row_sql` says which shapes it applies); `notes` say what the copy keeps otherwise than MySQL would
     (a spatial column's bytes).
     """
 
@@ -90,6 +92,7 @@ class BuildReport:
     routines: tuple[Routine, ...] = ()
     views: tuple[View, ...] = ()
     triggers: tuple[Trigger, ...] = ()
+    unapplied_triggers: Mapping[str, str] = field(default_factory=dict)  # lower-case name -> why
     notes: tuple[str, ...] = ()
 
     @property
@@ -352,6 +355,8 @@ class _MySQLLoader:
         self._routines: dict[tuple[str, str], Routine] = {}
         self._views: dict[str, tuple[View, Statement]] = {}
         self._triggers: dict[str, Trigger] = {}
+        self._sqlite_triggers: dict[str, str] = {}  # the CREATE TRIGGER of each trigger the copy applies
+        self._unapplied: dict[str, str] = {}  # why each other trigger cannot be applied
         self._statement = Statement(0, 0, "")  # the one being loaded, which a table remembers
         # sql_mode's NO_AUTO_VALUE_ON_ZERO, which mysqldump sets: 0 in an AUTO_INCREMENT column is stored.
         self._zero_is_a_value = False
@@ -436,7 +441,7 @@ class _MySQLLoader:
             self._routines[program.kind, program.name.lower()] = program
         elif isinstance(program, Trigger):
             self._table(program.table)  # MySQL creates a trigger on a table that exists only
-            self._triggers[program.name.lower()] = program
+            self._add_trigger(program)
         elif isinstance(program, View):
             if program.name.lower() in self._tables:
                 raise _Unsupported(f"view {program.name}: a table of that name exists")
@@ -446,9 +451,28 @@ class _MySQLLoader:
                 if program.kind == "VIEW":
                     self._views.pop(name.lower(), None)
                 elif program.kind == "TRIGGER":
-                    self._triggers.pop(name.lower(), None)
+                    self._drop_trigger(name)
                 else:
                     self._routines.pop((program.kind, name.lower()), None)
+
+    def _add_trigger(self, trigger: Trigger) -> None:
+        """A trigger becomes a SQLite trigger of the same effect when its shape allows (`row_sql`); else it
+        is kept aside, and rows that would fire it are refused (`_check_no_trigger_fires`)."""
+        self._drop_trigger(trigger.name)
+        self._triggers[trigger.name.lower()] = trigger
+        try:
+            create = sqlite_trigger(trigger, read_schema(self._conn))
+            self._conn.execute(create)
+        except (UntranslatableTrigger, sqlite3.Error) as problem:
+            self._unapplied[trigger.name.lower()] = str(problem)
+        else:
+            self._sqlite_triggers[trigger.name.lower()] = create
+
+    def _drop_trigger(self, name: str) -> None:
+        self._triggers.pop(name.lower(), None)
+        self._unapplied.pop(name.lower(), None)
+        if self._sqlite_triggers.pop(name.lower(), None) is not None:
+            self._conn.execute(f"DROP TRIGGER IF EXISTS {_quote(name)}")
 
     def finish(self) -> None:
         """What MySQL does as rows arrive and the copy does once they all have: generated columns are
@@ -500,6 +524,7 @@ class _MySQLLoader:
             routines=tuple(self._routines.values()),
             views=tuple(view for view, _ in self._views.values()),
             triggers=tuple(self._triggers.values()),
+            unapplied_triggers=dict(self._unapplied),
             notes=tuple(notes),
         )
 
@@ -573,6 +598,9 @@ class _MySQLLoader:
         self._conn.execute(f"INSERT INTO {_quote(interim)} ({kept}) SELECT {kept} FROM {_quote(table.name)}")
         self._conn.execute(f"DROP TABLE {_quote(table.name)}")
         self._conn.execute(f"ALTER TABLE {_quote(interim)} RENAME TO {_quote(table.name)}")
+        for name, trigger in self._triggers.items():  # dropped with the table they were on
+            if trigger.table.lower() == table.name.lower() and name in self._sqlite_triggers:
+                self._conn.execute(self._sqlite_triggers[name])
 
     # INSERT
 
@@ -603,15 +631,22 @@ class _MySQLLoader:
         )
 
     def _check_no_trigger_fires(self, table: _Table, *, replace: bool) -> None:
-        """mysqldump writes a table's triggers after its rows, so that none fires while a dump loads; rows
-        that arrive after a trigger of their table are refused, as the copy does not apply triggers."""
+        """Rows that would fire a trigger the copy cannot apply are refused (mysqldump writes a table's
+        triggers after its rows, so that none fires while its dump loads); so are rows a REPLACE writes
+        over a table with a DELETE trigger, which MySQL fires for each row replaced and SQLite does not."""
         events = ("INSERT", "DELETE") if replace else ("INSERT",)
-        for trigger in self._triggers.values():
-            if trigger.table.lower() == table.name.lower() and trigger.event in events:
+        for name, trigger in self._triggers.items():
+            if trigger.table.lower() != table.name.lower() or trigger.event not in events:
+                continue
+            heading = (
+                f"trigger {trigger.name} ({trigger.timing} {trigger.event} ON {trigger.table}) would fire"
+            )
+            if name in self._unapplied:
                 raise _Unsupported(
-                    f"trigger {trigger.name} ({trigger.timing} {trigger.event} ON {trigger.table}) would fire "
-                    "for these rows, and the copy does not apply triggers"
+                    f"{heading} for these rows, and the copy cannot apply it: {self._unapplied[name]}"
                 )
+            if trigger.event == "DELETE":
+                raise _Unsupported(f"{heading} for the rows REPLACE replaces, which SQLite does not do")
 
     def _numbered(
         self, table: _Table, auto: _Column, columns: list[_Column], rows: list[tuple[object, ...]]
@@ -835,23 +870,9 @@ def _statement_kind(text: str) -> str:
 
 def _generated_sql(table: _Table, column: _Column, schema: Mapping[str, Mapping[str, str]]) -> str:
     """A generated column's expression as SQLite reads it in an UPDATE of its table, with the value
-    rounded as the column's exact type stores it; raises TranspileError or _Unsupported."""
+    rounded as the column's exact type stores it; raises TranspileError."""
     assert column.generated is not None
-    query = exp.select(column.generated.copy()).from_(
-        exp.Table(this=exp.to_identifier(table.name, quoted=True))
-    )
-    translated = sqlglot.parse_one(to_sqlite(query.sql(dialect="mysql"), schema=schema), read="sqlite")
-    if (
-        not isinstance(translated, exp.Select)
-        or len(translated.expressions) != 1
-        or translated.args.get("with")
-    ):
-        raise _Unsupported("its expression cannot be computed row by row")
-    value: str = translated.expressions[0].unalias().sql(dialect="sqlite")
-    sql_type = column.type
-    if sql_type is not None and sql_type.kind == "exact":
-        value = f"ROUND({value}, {sql_type.scale})" if sql_type.scale else f"CAST(ROUND({value}) AS INTEGER)"
-    return value
+    return row_expression_sql(column.generated, table.name, schema, stored_in=column.declared)
 
 
 # Column options that change nothing in the SQLite copy. MySQL ignores an inline REFERENCES.

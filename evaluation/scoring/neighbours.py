@@ -23,8 +23,8 @@ schema text, then one multi-row INSERT per table.
 - Constraints the neighbour cannot see through: a column that a CHECK constraint names, and a JSON column
   (MariaDB checks it is valid JSON), takes only values of original rows, none drawn near them.
 - What MySQL computes itself is not written: a generated column is left out of the INSERTs; the schema
-  text's triggers are left out of the neighbour, whose rows come after them (mysqldump writes a table's
-  triggers after its rows, so that none fired for the original's).
+  text's triggers are left out of the neighbour, whose rows come after them, so that both engines hold the
+  rows as written.
 """
 
 from __future__ import annotations

@@ -6,6 +6,8 @@ YEAR, BIT, a spatial column with its SRID, VIRTUAL and STORED generated columns,
 FULLTEXT and SPATIAL keys, a CHECK NOT ENFORCED), LOCK TABLES and DISABLE KEYS guards around extended INSERTs
 (a row numbered 0 under NO_AUTO_VALUE_ON_ZERO, `_binary` and hexadecimal values), a trigger, an event, a
 function and a procedure in DELIMITER blocks, and a view with its temporary stand-in.
+
+And a dump written by hand, whose triggers come before the rows they fire for.
 """
 
 BIBLIOTECA = r"""-- MySQL dump 10.13  Distrib 8.0.40, for Linux (x86_64)
@@ -231,4 +233,29 @@ DELIMITER ;
 /*!40111 SET SQL_NOTES=@OLD_SQL_NOTES */;
 
 -- Dump completed on 2026-12-07 16:30:00
+"""
+
+# Triggers before their rows: BEFORE INSERT assignments, AFTER INSERT and DELETE writes into other tables, and an
+# AFTER UPDATE with an IF, which no row fires.
+HAND_WRITTEN_TRIGGERS = r"""CREATE TABLE libri (id INT PRIMARY KEY, titolo VARCHAR(40), prezzo DECIMAL(6,2), ivato DECIMAL(6,2),
+  registrato DATE NOT NULL);
+CREATE TABLE schede (id INT PRIMARY KEY, titolo VARCHAR(40));
+CREATE TABLE registro (evento VARCHAR(60));
+DELIMITER ;;
+CREATE TRIGGER libri_prima BEFORE INSERT ON libri FOR EACH ROW BEGIN
+  SET NEW.prezzo = NEW.prezzo + 0.5;
+  SET NEW.ivato = NEW.prezzo * 1.04, NEW.registrato = '2026-12-07';
+END;;
+CREATE TRIGGER libri_dopo AFTER INSERT ON libri FOR EACH ROW BEGIN
+  INSERT INTO schede (id, titolo) VALUES (NEW.id, UPPER(NEW.titolo));
+  INSERT INTO registro VALUES (CONCAT('nuovo: ', NEW.titolo));
+END;;
+CREATE TRIGGER libri_via AFTER DELETE ON libri FOR EACH ROW DELETE FROM schede WHERE id = OLD.id;;
+CREATE TRIGGER libri_cambio AFTER UPDATE ON libri FOR EACH ROW BEGIN
+  IF NEW.titolo <> OLD.titolo THEN UPDATE schede SET titolo = NEW.titolo WHERE id = NEW.id; END IF;
+END;;
+DELIMITER ;
+INSERT INTO libri (id, titolo, prezzo, registrato) VALUES (1, 'Marcovaldo', 9.46, '2000-01-01'), (2, 'Palomar', 12.34, '2000-01-01');
+ALTER TABLE libri ADD COLUMN nota TEXT;
+INSERT INTO libri (id, titolo, prezzo, registrato) VALUES (3, 'Lessico famigliare', 13.04, '2000-01-01');
 """

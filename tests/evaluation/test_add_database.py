@@ -203,7 +203,7 @@ def test_a_mysqldump_dump_is_added_with_its_routines_views_and_triggers_named_in
         "routine_left_out: function prestiti_aperti",
         "routine_left_out: event pulizia_notturna",
         "view_translated: view catalogo",
-        "trigger_read: trigger prestiti_dopo_inserimento (AFTER INSERT ON prestiti)",
+        "trigger_applied: trigger prestiti_dopo_inserimento (AFTER INSERT ON prestiti)",
         "copy_note: column sedi.posizione (POINT)",
     ):
         assert line in report.text

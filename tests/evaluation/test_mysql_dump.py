@@ -17,7 +17,7 @@ from evaluation.scoring.mysql_dump import (
     sqlite_schema,
 )
 from evaluation.scoring.stored_programs import Routine
-from tests.evaluation.biblioteca_dump import BIBLIOTECA
+from tests.evaluation.biblioteca_dump import BIBLIOTECA, HAND_WRITTEN_TRIGGERS
 
 DUMP = r"""-- Bottega di prova; un commento con punto e virgola
 /*!40101 SET NAMES utf8mb4 */;
@@ -464,8 +464,11 @@ def test_a_mysqldump_dump_builds_its_tables_and_names_its_routines_views_and_tri
     assert report.notes == (
         "column sedi.posizione (POINT) holds the bytes MySQL stores (SRID and WKB); no spatial function reads them",
     )
-    assert rows(conn, "SELECT type, name FROM sqlite_master WHERE type IN ('view', 'trigger')") == [
-        ("view", "catalogo")
+    assert rows(
+        conn, "SELECT type, name FROM sqlite_master WHERE type IN ('view', 'trigger') ORDER BY 1"
+    ) == [
+        ("trigger", "prestiti_dopo_inserimento"),
+        ("view", "catalogo"),
     ]
 
 
@@ -538,13 +541,50 @@ def test_schema_text_keeps_routines_triggers_and_views_and_cuts_the_data_with_it
     assert "/*!50001 VIEW `catalogo` AS select" in shown
 
 
+def test_triggers_take_effect_on_the_rows_that_arrive_after_them(tmp_path: Path) -> None:
+    target = tmp_path / "t.sqlite3"
+    report = build_sqlite(HAND_WRITTEN_TRIGGERS, target)
+    conn = sqlite3.connect(target)
+    install_functions(conn)
+    # BEFORE INSERT ... SET NEW.col, one assignment after the other.
+    assert rows(conn, "SELECT id, prezzo, ivato, registrato FROM libri ORDER BY id") == [
+        (1, 9.96, 10.36, "2026-12-07"), (2, 12.84, 13.35, "2026-12-07"), (3, 13.54, 14.08, "2026-12-07")
+    ]  # fmt: skip
+    # AFTER INSERT into other tables, before and after an ALTER TABLE that rebuilds the table.
+    assert rows(conn, "SELECT id, titolo FROM schede ORDER BY id") == [
+        (1, "MARCOVALDO"), (2, "PALOMAR"), (3, "LESSICO FAMIGLIARE")
+    ]  # fmt: skip
+    assert rows(conn, "SELECT COUNT(*) FROM registro") == [(3,)]
+    assert list(report.unapplied_triggers) == ["libri_cambio"]
+    assert "its body holds IF NEW.titolo" in report.unapplied_triggers["libri_cambio"]
+    assert "it writes schede" in report.unapplied_triggers["libri_cambio"]
+
+
+def test_a_dropped_trigger_fires_no_more(tmp_path: Path) -> None:
+    conn = build(
+        tmp_path,
+        "CREATE TABLE t (a INT); CREATE TABLE u (a INT);"
+        "CREATE TRIGGER x AFTER INSERT ON t FOR EACH ROW INSERT INTO u VALUES (NEW.a);"
+        "INSERT INTO t VALUES (1); DROP TRIGGER IF EXISTS x; INSERT INTO t VALUES (2);",
+    )
+    assert rows(conn, "SELECT a FROM u") == [(1,)]
+
+
 @pytest.mark.parametrize(
     ("dump", "why"),
     [
         (
             "CREATE TABLE t (a INT); CREATE TRIGGER x AFTER INSERT ON t FOR EACH ROW SET @n = 1;"
             "INSERT INTO t VALUES (1);",
-            r"line 1: statement 3 \(INSERT INTO t \.\.\.\): trigger x \(AFTER INSERT ON t\) would fire",
+            r"line 1: statement 3 \(INSERT INTO t \.\.\.\): trigger x \(AFTER INSERT ON t\) would fire for these "
+            r"rows, and the copy cannot apply it: trigger x: its body holds SET @n \.\.\., which the copy "
+            r"cannot apply; it writes no table",
+        ),
+        (
+            "CREATE TABLE t (a INT PRIMARY KEY); CREATE TABLE u (a INT);"
+            "CREATE TRIGGER x AFTER DELETE ON t FOR EACH ROW INSERT INTO u VALUES (OLD.a);"
+            "REPLACE INTO t VALUES (1);",
+            r"trigger x \(AFTER DELETE ON t\) would fire for the rows REPLACE replaces",
         ),
         (
             "CREATE TABLE t (a INT, b INT AS (a + 1));\nINSERT INTO t VALUES (1, 2);",

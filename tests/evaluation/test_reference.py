@@ -26,7 +26,7 @@ from evaluation.scoring.reference import (
     load_dump,
     normalise_value,
 )
-from tests.evaluation.biblioteca_dump import BIBLIOTECA
+from tests.evaluation.biblioteca_dump import BIBLIOTECA, HAND_WRITTEN_TRIGGERS
 from tests.services import REQUIRE_SERVICES, reachable
 
 pytestmark = pytest.mark.mariadb
@@ -233,6 +233,14 @@ def test_a_mysqldump_dump_with_every_construct_holds_the_same_rows_on_both_engin
 ) -> None:
     copy, reference_db = biblioteca_on_both
     assert compare_engines(copy, reference_db, query).status == AGREE
+
+
+def test_triggers_before_their_rows_take_effect_as_on_mariadb(mariadb_url: str, tmp_path: Path) -> None:
+    target = tmp_path / "trigger.sqlite3"
+    build_sqlite(HAND_WRITTEN_TRIGGERS, target)
+    with load_dump(mariadb_url, HAND_WRITTEN_TRIGGERS) as reference_db:
+        for query in ("SELECT * FROM libri", "SELECT * FROM schede", "SELECT * FROM registro"):
+            assert compare_engines(target, reference_db, query).status == AGREE, query
 
 
 def test_only_mysql_urls_are_accepted() -> None:
