@@ -557,7 +557,7 @@ class _MySQLLoader:
         table.primary_key = table.primary_key or [c.name for c in table.columns if c.primary_key]
         for column in table.columns:
             column.primary_key = False
-        table.next_id = next((int(p.name) for p in options if isinstance(p, exp.AutoIncrementProperty)), None)
+        table.next_id = next((_next_id(p) for p in options if isinstance(p, exp.AutoIncrementProperty)), None)
         self._conn.execute(table.sql())
         self._tables[table.name.lower()] = table
         self._apply_next_id(table)
@@ -584,7 +584,7 @@ class _MySQLLoader:
         for option in node.args.get("options") or []:
             if not isinstance(option, exp.AutoIncrementProperty):
                 raise _Unsupported(f"ALTER TABLE option {option.sql(dialect='mysql')} is not supported")
-            table.next_id = int(option.this.name)
+            table.next_id = _next_id(option)
         if actions:
             self._rebuild(table)
         self._apply_next_id(table)
@@ -679,6 +679,12 @@ class _MySQLLoader:
         return column
 
 
+def _next_id(option: exp.AutoIncrementProperty) -> int:
+    if not option.this.is_int:
+        raise _Unsupported(f"{option.sql(dialect='mysql')} is not a number")
+    return int(option.this.name)
+
+
 class _Unsupported(Exception):
     """Why a statement cannot be loaded; becomes a DumpError with the statement's position."""
 
@@ -696,11 +702,12 @@ def _column(node: exp.ColumnDef, table: _Table, attributes: _Attributes | None =
         # MySQL drops the trailing spaces of the members it is given.
         column.labels = tuple(label.name.rstrip(" ") for label in kind.expressions)
         column.is_set = kind.this.name == "SET"
-    for constraint in node.constraints:
-        _apply_column_option(column, constraint.kind)
-    if attributes.binary and not any(
-        isinstance(constraint.kind, exp.CollateColumnConstraint) for constraint in node.constraints
-    ):
+    # A constraint's `kind` property raises TypeError when sqlglot put a table element there (`a INT
+    # PRIMARY KEY (a)`, which MySQL refuses too): its argument is read instead, and refused below.
+    options = [constraint.args.get("kind") for constraint in node.constraints]
+    for option in options:
+        _apply_column_option(column, option)
+    if attributes.binary and not any(isinstance(option, exp.CollateColumnConstraint) for option in options):
         # BINARY is the _bin collation of the column's character set.
         charset = column.charset or table.charset or "utf8mb4"
         column.collation = sqlite_collation(charset, f"{charset}_bin")
@@ -883,7 +890,7 @@ _IGNORED_COLUMN_OPTIONS = (
 )
 
 
-def _apply_column_option(column: _Column, option: exp.Expr) -> None:
+def _apply_column_option(column: _Column, option: exp.Expr | None) -> None:
     if isinstance(option, exp.NotNullColumnConstraint):
         column.not_null = not option.args.get("allow_null")
     elif isinstance(option, exp.PrimaryKeyColumnConstraint):
@@ -905,6 +912,8 @@ def _apply_column_option(column: _Column, option: exp.Expr) -> None:
         column.generated = option.this
     elif isinstance(option, exp.GeneratedAsIdentityColumnConstraint) and option.args.get("expression"):
         column.generated = option.args["expression"]  # GENERATED ALWAYS AS (...) without VIRTUAL or STORED
+    elif option is None:
+        raise _Unsupported(f"column {column.name} has an option sqlglot cannot read")
     elif not isinstance(option, _IGNORED_COLUMN_OPTIONS):
         raise _Unsupported(f"column option {option.sql(dialect='mysql')} is not supported")
 

@@ -209,7 +209,7 @@ def _column_type(node: exp.ColumnDef, table_charset: str) -> _ColumnType:
     serial = name == "SERIAL"  # BIGINT UNSIGNED NOT NULL AUTO_INCREMENT UNIQUE
     unsigned = serial or (name.startswith("U") and name[1:] in _SIGNED)
     name = "BIGINT" if serial else name[1:] if unsigned else name
-    options = [constraint.kind for constraint in node.constraints]
+    options = [constraint.args.get("kind") for constraint in node.constraints]  # `kind` may raise TypeError
     if any(
         isinstance(o, exp.ComputedColumnConstraint)
         or (isinstance(o, exp.GeneratedAsIdentityColumnConstraint) and o.args.get("expression"))

@@ -300,6 +300,8 @@ def test_an_invalid_date_names_its_line_statement_and_column(tmp_path: Path) -> 
         ("CREATE TABLE t (a INT); ALTER TABLE t DROP COLUMN a", "ALTER TABLE action"),
         ("CREATE TABLE t (a INT); CREATE VIEW v AS SELECT a FROM t WHERE", "view v cannot be made"),
         ("GRANT SELECT ON t TO bice", "GRANT SELECT statements are not supported"),
+        ("CREATE TABLE t (a INT PRIMARY KEY (a))", r"column option PRIMARY KEY \(a\) is not supported"),
+        ("CREATE TABLE t (a INT) AUTO_INCREMENT=5b4", "AUTO_INCREMENT=5b4 is not a number"),
         ("CREATE TABLE t (a INT PRIMARY KEY); INSERT INTO t VALUES (1), (1)", "UNIQUE constraint failed"),
         ("CREATE TABLE t (a INT) ENGINE=InnoDB;\nSELEC 1", "cannot parse it"),
     ],
