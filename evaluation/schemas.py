@@ -20,7 +20,8 @@ from pathlib import Path
 
 from evaluation.models import Database
 from evaluation.scoring import mysql_dump
-from evaluation.scoring.schema_shape import Shape, differences, read_shape, shape_of_ddl
+from evaluation.scoring.mysql_dump import shape_of_ddl
+from evaluation.scoring.schema_shape import Shape, differences, read_shape
 from evaluation.sources import DatabaseSource, SourceError
 
 
@@ -38,7 +39,9 @@ def scored_schema(source: DatabaseSource, built: Path) -> SchemaForms:
     shape = read_shape(built)
     candidates = [source.schema_dump] if source.schema_dump else []
     candidates.append(source.dump)
-    texts = [mysql_dump.schema_text(text, source=source.dialect) for text in candidates]
+    texts = [
+        text for text in (_schema_text_or_none(c, source.dialect) for c in candidates) if text is not None
+    ]
     for text in texts:
         if _shape_or_none(text, source.dialect) == shape:
             return SchemaForms(text=text, sqlite=mysql_dump.sqlite_schema(built), shape=shape)
@@ -54,7 +57,9 @@ def authors_schema(source: DatabaseSource) -> SchemaForms | None:
     be built (the build report says so)."""
     if not source.schema_dump:
         return None
-    text = mysql_dump.schema_text(source.schema_dump, source=source.dialect)
+    text = _schema_text_or_none(source.schema_dump, source.dialect)
+    if text is None:
+        return None
     with tempfile.TemporaryDirectory(prefix="termite-schema-") as folder:
         target = Path(folder) / "authors.sqlite3"
         try:
@@ -62,6 +67,14 @@ def authors_schema(source: DatabaseSource) -> SchemaForms | None:
         except mysql_dump.DumpError:
             return None
         return SchemaForms(text=text, sqlite=mysql_dump.sqlite_schema(target), shape=read_shape(target))
+
+
+def _schema_text_or_none(dump: str, dialect: str) -> str | None:
+    """The dump without its data; None when it cannot be read (a DELIMITER command without a delimiter)."""
+    try:
+        return mysql_dump.schema_text(dump, source=dialect)
+    except mysql_dump.DumpError:
+        return None
 
 
 def _shape_or_none(text: str, dialect: str) -> Shape | None:

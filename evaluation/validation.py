@@ -147,6 +147,7 @@ def build_database(source: DatabaseSource, workdir: Path) -> PreparedDatabase:
             for name, info in built.tables.items()
         },
     )
+    database.findings.extend(_copy_findings(built))
     if source.schema_dump and database.authors_schema is None:
         database.findings.append(
             Finding(
@@ -155,6 +156,33 @@ def build_database(source: DatabaseSource, workdir: Path) -> PreparedDatabase:
             )
         )
     return database
+
+
+def _copy_findings(built: mysql_dump.BuildReport) -> list[Finding]:
+    """What the dump holds besides tables, named, and what the copy keeps otherwise than MySQL would."""
+    findings = [
+        Finding(
+            "routine_left_out",
+            f"{routine.kind.lower()} {routine.name}: left out of the copy (it changes nothing until called)",
+        )
+        for routine in built.routines
+    ]
+    findings.extend(
+        Finding("view_translated", f"view {view.name}: a SQLite view with MySQL's meaning")
+        for view in built.views
+    )
+    for trigger in built.triggers:
+        what = f"trigger {trigger.name} ({trigger.timing} {trigger.event} ON {trigger.table})"
+        why = built.unapplied_triggers.get(trigger.name.lower())
+        findings.append(
+            Finding("trigger_applied", f"{what}: a SQLite trigger of the same effect")
+            if why is None
+            else Finding(
+                "trigger_not_applied", f"{what}: fires for no row of the dump, and cannot be applied ({why})"
+            )
+        )
+    findings.extend(Finding("copy_note", note) for note in built.notes)
+    return findings
 
 
 def transpile_question(source: QuestionSource, database: PreparedDatabase) -> PreparedQuestion:

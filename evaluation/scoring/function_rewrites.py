@@ -10,7 +10,8 @@ DATE, PERIOD_DIFF, PERIOD_ADD, the day numbers (TO_DAYS, FROM_DAYS, TO_SECONDS, 
 WEEKOFYEAR, YEARWEEK), STRCMP, SUBSTRING_INDEX, FIELD, FIND_IN_SET, LOCATE/INSTR/POSITION and GROUP_CONCAT
 call functions of `functions`; CAST(... AS DATE | DATETIME) reads a date as MySQL does and is NULL for
 an invalid or zero one; LENGTH counts bytes, CHAR_LENGTH characters; ANY_VALUE(x) becomes x; `FROM DUAL` is
-dropped; MATCH ... AGAINST (full-text search) is refused: a TranspileError before anything runs.
+dropped; a character set introducer (`_utf8mb4'a'`) is dropped; MATCH ... AGAINST (full-text search) is
+refused: a TranspileError before anything runs.
 """
 
 from __future__ import annotations
@@ -339,7 +340,19 @@ _REWRITES: dict[type[exp.Expr], Callable[[Any], exp.Expr]] = {
         this=exp.NEQ(this=_is_true(node.this), expression=_is_true(node.expression))
     ),
     exp.Anonymous: _anonymous,
+    exp.Introducer: lambda node: _introduced(node),
 }
+
+
+def _introduced(node: exp.Introducer) -> exp.Expr:
+    """A string given a character set (`_utf8mb4' '`, as MySQL writes views; `_latin1 0x41`): the string
+    itself, its hexadecimal form read as text; `_binary` keeps it as written, bytes or text."""
+    value: exp.Expr = node.expression
+    if node.name.lower() != "_binary" and isinstance(value, exp.HexString):
+        return exp.Literal.string(
+            bytes.fromhex(value.name.zfill(len(value.name) + len(value.name) % 2)).decode("utf-8", "replace")
+        )
+    return value
 
 
 def _unit(node: exp.Expr, key: str = "unit") -> str:

@@ -25,6 +25,9 @@ schema text, then one multi-row INSERT per table.
   it: a NOT NULL foreign key to an empty table, or to a later table of a cycle, leaves its table empty.
 - Constraints the neighbour cannot see through: a column that a CHECK constraint names, and a JSON column
   (MariaDB checks it is valid JSON), takes only values of original rows, none drawn near them.
+- What MySQL computes itself is not written: a generated column is left out of the INSERTs; the schema
+  text's triggers are left out of the neighbour, whose rows come after them, so that both engines hold the
+  rows as written.
 """
 
 from __future__ import annotations
@@ -46,9 +49,18 @@ import sqlglot
 from sqlglot import exp
 
 from evaluation.scoring.collations import general_weight, uca_weight
+from evaluation.scoring.dump_statements import read_dump
 from evaluation.scoring.functions import normalise_temporal
+from evaluation.scoring.mysql_dump import prepared_create_table
 from evaluation.scoring.schema_shape import ForeignKey, Shape, Table, read_shape
-from evaluation.scoring.statements import SQLGLOT_DIALECTS, check_source, split_statements, statement_spans
+from evaluation.scoring.statements import (
+    SQLGLOT_DIALECTS,
+    Statement,
+    check_source,
+    split_statements,
+    statement_spans,
+)
+from evaluation.scoring.stored_programs import Trigger, read_program
 
 Value = int | Decimal | float | str | bytes  # a value as drawn: Decimal for DECIMAL, canonical text for dates
 Row = tuple[Value | None, ...]
@@ -172,8 +184,9 @@ class NeighbourSource:
             draw = _TableDraw(rng, table, types, sampled.bases, sampled.pools, generated, self._shape)
             rows = generated[table.name.lower()] = _one_spelling(draw.rows(_row_count(rng, max_rows)), types)
             if rows:
-                inserts.append(_insert_sql(table, rows, self.source))
-        return _terminated(self.schema_text, self.source).rstrip("\n") + "\n\n" + "\n".join(inserts)
+                inserts.append(_insert_sql(table, rows, self.source, types))
+        schema = _without_triggers(self.schema_text) if self.source == "mysql" else self.schema_text
+        return _terminated(schema, self.source).rstrip("\n") + "\n\n" + "\n".join(inserts)
 
 
 def _sample(
@@ -248,6 +261,7 @@ class _ColumnType:
     charset: str = "utf8mb4"
     timestamp: bool = False  # TIMESTAMP holds 1970 to 2038 only
     checked: bool = False  # takes only values of original rows
+    generated: bool = False  # a generated column: MySQL computes it, an INSERT gives it no value
 
     @property
     def is_number(self) -> bool:
@@ -264,10 +278,13 @@ def _column_types(schema_text: str, source: str) -> dict[str, dict[str, _ColumnT
     """Table -> column -> type, names in lower case, from CREATE TABLE and ALTER TABLE ... ADD / MODIFY."""
     tables: dict[str, dict[str, _ColumnType]] = {}
     charsets: dict[str, str] = {}
-    for statement in split_statements(schema_text, source=source):
+    for statement in _statements(schema_text, source):
         if not _TABLE_STATEMENT.match(statement.text):
             continue
-        node = sqlglot.parse_one(statement.text, read=SQLGLOT_DIALECTS[source])
+        # MySQL's column attributes that sqlglot cannot read (BINARY, spatial types) are read as the copy
+        # reads them.
+        text = prepared_create_table(statement.text)[0] if source == "mysql" else statement.text
+        node = sqlglot.parse_one(text, read=SQLGLOT_DIALECTS[source])
         if isinstance(node, exp.Create) and isinstance(node.this, exp.Schema):
             name = node.this.this.name.lower()
             charsets[name] = _table_charset(node)
@@ -291,6 +308,21 @@ def _column_types(schema_text: str, source: str) -> dict[str, dict[str, _ColumnT
     return tables
 
 
+def _statements(text: str, source: str) -> list[Statement]:
+    return list(read_dump(text)) if source == "mysql" else split_statements(text, source=source)
+
+
+def _without_triggers(schema_text: str) -> str:
+    """The schema text without its CREATE TRIGGER statements."""
+    kept, copied_to = [], 0
+    for statement in read_dump(schema_text):
+        if statement.text[:6].upper() == "CREATE" and isinstance(read_program(statement.text), Trigger):
+            kept.append(schema_text[copied_to : statement.start])
+            copied_to = statement.stop
+    kept.append(schema_text[copied_to:])
+    return "".join(kept)
+
+
 def _table_charset(node: exp.Create) -> str:
     properties = node.args.get("properties")
     for option in properties.expressions if properties else []:
@@ -312,7 +344,13 @@ def _column_type(node: exp.ColumnDef, table_charset: str) -> _ColumnType:
     serial = name == "SERIAL"  # BIGINT UNSIGNED NOT NULL AUTO_INCREMENT UNIQUE
     unsigned = serial or (name.startswith("U") and name[1:] in _SIGNED)
     name = "BIGINT" if serial else name[1:] if unsigned else name
-    options = [constraint.kind for constraint in node.constraints]
+    options = [constraint.args.get("kind") for constraint in node.constraints]  # `kind` may raise TypeError
+    if any(
+        isinstance(o, exp.ComputedColumnConstraint)
+        or (isinstance(o, exp.GeneratedAsIdentityColumnConstraint) and o.args.get("expression"))
+        for o in options
+    ):
+        return _ColumnType("other", generated=True)
     auto_increment = serial or any(isinstance(o, exp.AutoIncrementColumnConstraint) for o in options)
     charsets = [o.this.name.lower() for o in options if isinstance(o, exp.CharacterSetColumnConstraint)]
     if name == "BOOLEAN" or (name == "TINYINT" and params == [1]):
@@ -802,9 +840,12 @@ def _fill_order(shape: Shape) -> list[Table]:
 # --- The dump ------------------------------------------------------------------------------------------------
 
 
-def _insert_sql(table: Table, rows: list[Row], source: str) -> str:
-    columns = ", ".join(_identifier(column.name, source) for column in table.columns)
-    values = ",\n".join("(" + ", ".join(_literal(value, source) for value in row) + ")" for row in rows)
+def _insert_sql(table: Table, rows: list[Row], source: str, types: Sequence[_ColumnType]) -> str:
+    written = [index for index, column_type in enumerate(types) if not column_type.generated]
+    columns = ", ".join(_identifier(table.columns[index].name, source) for index in written)
+    values = ",\n".join(
+        "(" + ", ".join(_literal(row[index], source) for index in written) + ")" for row in rows
+    )
     return f"INSERT INTO {_identifier(table.name, source)} ({columns}) VALUES\n{values};\n"
 
 
@@ -828,6 +869,12 @@ def _literal(value: Value | None, source: str) -> str:
 
 def _terminated(text: str, source: str) -> str:
     """The schema text with a semicolon after its last statement, which a hand-written script may lack."""
+    if source == "mysql":
+        statements = read_dump(text)
+        if not statements or statements[-1].stop > statements[-1].end:
+            return text
+        end = statements[-1].end
+        return text[:end] + ";" + text[end:]
     spans = statement_spans(text, source=source)
     if not spans or re.match(r"\s*;", text[spans[-1][1] :]):
         return text

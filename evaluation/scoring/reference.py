@@ -1,7 +1,7 @@
 """The reference engine: a MySQL dump loaded in MariaDB, to check the SQLite copies against.
 
-`load_dump` creates a scratch database with a unique name, loads the dump into it (its own
-CREATE DATABASE / USE statements are skipped) and returns a `ReferenceDatabase` that runs queries the way
+`load_dump` creates a scratch database with a unique name, loads the dump into it as the `mysql` client
+would (`dump_statements`: DELIMITER blocks; its own CREATE DATABASE / USE statements are skipped) and returns a `ReferenceDatabase` that runs queries the way
 a default MariaDB runs them (no ONLY_FULL_GROUP_BY, utf8mb4_general_ci) and returns values in the form
 SQLite gives them, so the two compare directly.
 """
@@ -19,8 +19,7 @@ from urllib.parse import unquote, urlparse
 import pymysql
 
 from evaluation.scoring.compare import Row, Value
-from evaluation.scoring.mysql_dump import DumpError
-from evaluation.scoring.statements import split_statements
+from evaluation.scoring.dump_statements import DumpError, read_dump
 
 # MariaDB 10.11's default sql_mode, written out so that a server configured otherwise runs gold the same.
 SQL_MODE = "STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_AUTO_CREATE_USER,NO_ENGINE_SUBSTITUTION"
@@ -81,6 +80,7 @@ class ReferenceDatabase:
         if self._conn.open:
             try:
                 with self._conn.cursor() as cursor:
+                    cursor.execute("UNLOCK TABLES")  # a dump that failed may have left its tables locked
                     cursor.execute(f"DROP DATABASE IF EXISTS `{self.name}`")
             finally:
                 self._conn.close()
@@ -102,11 +102,11 @@ def load_dump(url: str, dump_sql: str) -> ReferenceDatabase:
         with conn.cursor() as cursor:
             cursor.execute(f"CREATE DATABASE `{database.name}` CHARACTER SET utf8mb4 COLLATE {COLLATION}")
             cursor.execute(f"USE `{database.name}`")
-            for statement in split_statements(dump_sql, source="mysql"):
+            for statement in read_dump(dump_sql):
                 if _SKIPPED.match(statement.text):
                     continue
-                try:
-                    cursor.execute(statement.text)
+                try:  # as written: the server reads its own versioned comments
+                    cursor.execute(dump_sql[statement.start : statement.end])
                 except pymysql.MySQLError as error:
                     raise DumpError(statement, str(_reference_error(error))) from None
     except BaseException:

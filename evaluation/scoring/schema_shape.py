@@ -11,13 +11,10 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-from evaluation.scoring.mysql_dump import build_sqlite, schema_text
 
 
 @dataclass(frozen=True)
@@ -113,14 +110,6 @@ def _with_implicit_references(table: Table, primary_keys: dict[str, tuple[str, .
         )
     )
     return Table(table.name, table.columns, table.primary_key, table.unique, keys)
-
-
-def shape_of_ddl(ddl: str, *, source: str = "mysql") -> Shape:
-    """The shape of the tables a schema text (or a whole dump) builds; raises mysql_dump.DumpError."""
-    with tempfile.TemporaryDirectory(prefix="termite-schema-") as folder:
-        target = Path(folder) / "schema.sqlite3"
-        build_sqlite(schema_text(ddl, source=source), target, source=source)
-        return read_shape(target)
 
 
 def column_names(shape: Shape) -> dict[str, set[str]]:

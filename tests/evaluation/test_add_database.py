@@ -24,6 +24,7 @@ from evaluation.services import (
     version_publish,
 )
 from evaluation.sources import DEMO_DIR, SourceError, database_source_from_files
+from tests.evaluation.biblioteca_dump import BIBLIOTECA
 
 pytestmark = pytest.mark.django_db
 
@@ -140,7 +141,8 @@ def test_a_failure_while_storing_leaves_no_rows_and_no_new_files(draft, monkeypa
     assert set(cache_dir().glob("*")) == before
 
 
-def test_the_command_prints_each_step_as_it_goes_then_the_report(draft, tmp_path, capsys):
+def test_the_command_prints_each_step_as_it_goes_then_the_report(draft, tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("TERMITE_REFERENCE_MYSQL_URL", raising=False)  # no MariaDB step: the same steps in CI
     (tmp_path / "negozio.sql").write_text(DUMP)
     (tmp_path / "q.jsonl").write_bytes(GOOD_QUESTIONS)
     call_command(
@@ -214,3 +216,32 @@ def test_loading_the_demo_twice_changes_nothing(demo_version):
 
     assert demo_benchmark_load() is None
     assert BenchmarkVersion.objects.filter(label=demo_version.label).count() == 1
+
+
+def test_a_mysqldump_dump_is_added_with_its_routines_views_and_triggers_named_in_the_report(draft):
+    questions = questions_jsonl(
+        {"question": "Quanti libri sono in catalogo?", "gold_sql": "SELECT COUNT(*) FROM catalogo"},
+        {
+            "question": "Quali libri esistono in ebook?",
+            "gold_sql": "SELECT titolo FROM libri WHERE formati LIKE '%ebook%' ORDER BY titolo",
+        },
+    )
+    report = add(draft, dump=BIBLIOTECA, questions=questions)
+    database = Database.objects.get(version=draft, slug="negozio")
+    assert (database.table_count, database.row_count) == (4, 16)
+    assert set(Question.objects.filter(version=draft).values_list("status", flat=True)) == {"valid"}
+    for line in (
+        "routine_left_out: procedure restituisci",
+        "routine_left_out: function prestiti_aperti",
+        "routine_left_out: event pulizia_notturna",
+        "view_translated: view catalogo",
+        "trigger_applied: trigger prestiti_dopo_inserimento (AFTER INSERT ON prestiti)",
+        "copy_note: column sedi.posizione (POINT)",
+    ):
+        assert line in report.text
+
+
+def test_an_authors_schema_dump_that_cannot_be_read_is_not_offered_and_the_database_is_added(draft):
+    report = add(draft, schema=b"DELIMITER\nCREATE TABLE clienti (id INT);\n")
+    assert Database.objects.filter(version=draft, slug="negozio").exists()
+    assert "authors_schema_unbuildable" in report.text

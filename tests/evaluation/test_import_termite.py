@@ -24,8 +24,8 @@ from evaluation.models import (
     StoredDatabase,
     ValidationReport,
 )
-from evaluation.scoring.mysql_dump import missing_identifiers
-from evaluation.scoring.schema_shape import column_names, differences, from_json, read_shape, shape_of_ddl
+from evaluation.scoring.mysql_dump import missing_identifiers, shape_of_ddl
+from evaluation.scoring.schema_shape import column_names, differences, from_json, read_shape
 from evaluation.services import version_create_draft
 from tests.evaluation.gold_leaks import assert_no_gold, gold_texts
 from tests.services import TERMITE_PASSWORD, TERMITE_QUESTIONS_PER_DATABASE

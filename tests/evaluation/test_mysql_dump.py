@@ -16,6 +16,8 @@ from evaluation.scoring.mysql_dump import (
     schema_text,
     sqlite_schema,
 )
+from evaluation.scoring.stored_programs import Routine
+from tests.evaluation.biblioteca_dump import BIBLIOTECA, HAND_WRITTEN_TRIGGERS
 
 DUMP = r"""-- Bottega di prova; un commento con punto e virgola
 /*!40101 SET NAMES utf8mb4 */;
@@ -291,10 +293,16 @@ def test_an_invalid_date_names_its_line_statement_and_column(tmp_path: Path) -> 
             "CREATE TABLE t (e ENUM('basso')); INSERT INTO t VALUES ('medio')",
             "invalid ENUM value for column e",
         ),
-        ("CREATE TABLE t (a GEOMETRY)", "unsupported type"),
+        (
+            "CREATE TABLE t (a INT); CREATE TRIGGER x BEFORE INSERT ON u FOR EACH ROW SET NEW.a = 1",
+            "table u is",
+        ),
         ("CREATE TABLE t (a INT PRIMARY KEY, b INT AUTO_INCREMENT)", "must be the whole primary key"),
         ("CREATE TABLE t (a INT); ALTER TABLE t DROP COLUMN a", "ALTER TABLE action"),
-        ("CREATE VIEW v AS SELECT 1", "not supported"),
+        ("CREATE TABLE t (a INT); CREATE VIEW v AS SELECT a FROM t WHERE", "view v cannot be made"),
+        ("GRANT SELECT ON t TO bice", "GRANT SELECT statements are not supported"),
+        ("CREATE TABLE t (a INT PRIMARY KEY (a))", r"column option PRIMARY KEY \(a\) is not supported"),
+        ("CREATE TABLE t (a INT) AUTO_INCREMENT=5b4", "AUTO_INCREMENT=5b4 is not a number"),
         ("CREATE TABLE t (a INT PRIMARY KEY); INSERT INTO t VALUES (1), (1)", "UNIQUE constraint failed"),
         ("CREATE TABLE t (a INT) ENGINE=InnoDB;\nSELEC 1", "cannot parse it"),
     ],
@@ -428,3 +436,229 @@ def test_rebuilding_the_same_dump_gives_the_same_bytes(tmp_path: Path) -> None:
     build_sqlite(CHARSETS, tmp_path / "a.sqlite3")
     build_sqlite(CHARSETS, tmp_path / "b.sqlite3")
     assert (tmp_path / "a.sqlite3").read_bytes() == (tmp_path / "b.sqlite3").read_bytes()
+
+
+# --- mysqldump's whole output, as MySQL 8.0 reads it (tests/evaluation/biblioteca_dump.py) ---
+
+
+@pytest.fixture
+def biblioteca(tmp_path: Path) -> tuple[BuildReport, sqlite3.Connection]:
+    target = tmp_path / "biblioteca.sqlite3"
+    report = build_sqlite(BIBLIOTECA, target)
+    conn = sqlite3.connect(target)
+    install_functions(conn)
+    yield report, conn
+    conn.close()
+
+
+def test_a_mysqldump_dump_builds_its_tables_and_names_its_routines_views_and_triggers(biblioteca) -> None:
+    report, conn = biblioteca
+    assert list(report.tables) == ["autori", "libri", "sedi", "prestiti"]
+    assert report.row_count == 5 + 6 + 2 + 3
+    assert report.routines == (
+        Routine("EVENT", "pulizia_notturna"),
+        Routine("FUNCTION", "prestiti_aperti"),
+        Routine("PROCEDURE", "restituisci"),
+    )
+    assert [view.name for view in report.views] == ["catalogo"]
+    assert [(t.name, t.timing, t.event, t.table) for t in report.triggers] == [
+        ("prestiti_dopo_inserimento", "AFTER", "INSERT", "prestiti")
+    ]
+    assert report.notes == (
+        "column sedi.posizione (POINT) holds the bytes MySQL stores (SRID and WKB); no spatial function reads them",
+    )
+    assert rows(
+        conn, "SELECT type, name FROM sqlite_master WHERE type IN ('view', 'trigger') ORDER BY 1"
+    ) == [
+        ("trigger", "prestiti_dopo_inserimento"),
+        ("view", "catalogo"),
+    ]
+
+
+def test_mysqldump_s_triggers_come_after_the_rows_of_their_table_and_change_none(biblioteca) -> None:
+    _, conn = biblioteca
+    assert rows(conn, "SELECT id_libro, copie FROM libri WHERE id_libro IN (1, 3)") == [(1, 3), (3, 2)]
+
+
+def test_the_rows_are_stored_as_mysql_8_0_stores_them(biblioteca) -> None:
+    _, conn = biblioteca
+    # NO_AUTO_VALUE_ON_ZERO, as mysqldump sets it: the author numbered 0 keeps 0. YEAR 12 is 2012.
+    assert rows(conn, "SELECT id_autore, nato FROM autori ORDER BY id_autore") == [
+        (0, None), (1, 1923), (2, 2012), (3, 1916), (4, 1919)
+    ]  # fmt: skip
+    # SET members in declared order, ENUM as declared; BIT as its number, from _binary, 0x and b'' forms.
+    assert rows(conn, "SELECT formati, genere, esaurito FROM libri WHERE id_libro IN (1, 2, 3) ORDER BY 1") == [
+        ("", "romanzo", 0), ("cartaceo,ebook", "romanzo", 0), ("cartaceo,ebook,audiolibro", "romanzo", 1)
+    ]  # fmt: skip
+    assert rows(conn, "SELECT posizione FROM sedi WHERE id_sede = 2") == [
+        (bytes.fromhex("00000000010100000000000000000029400000000000F04440"),)
+    ]
+
+
+def test_generated_columns_hold_what_mysql_computes(biblioteca) -> None:
+    _, conn = biblioteca
+    assert rows(conn, "SELECT nominativo FROM autori WHERE id_autore = 1") == [("Italo Calvino",)]
+    # DECIMAL(7,2): 12.50 * 1.04 = 13.0000 and 10.99 * 1.04 = 11.4296, stored to two decimals.
+    assert rows(conn, "SELECT prezzo_ivato FROM libri WHERE id_libro IN (1, 5) ORDER BY id_libro") == [
+        (13,),
+        (11.43,),
+    ]
+
+
+def test_binary_and_a_column_s_own_collation_compare_exactly(biblioteca) -> None:
+    _, conn = biblioteca
+    assert rows(conn, "SELECT COUNT(*) FROM autori WHERE parola = 'palomar'") == [(0,)]
+    assert rows(conn, "SELECT COUNT(*) FROM autori WHERE sigla = 'ica'") == [(0,)]
+    assert rows(conn, "SELECT COUNT(*) FROM autori WHERE cognome = 'CALVINO'") == [(1,)]
+
+
+def test_a_view_is_a_sqlite_view_with_mysql_s_meaning(biblioteca) -> None:
+    _, conn = biblioteca
+    assert rows(conn, "SELECT autore FROM catalogo WHERE genere = 'saggio'") == [("Natalia Ginzburg",)]
+    assert rows(conn, "SELECT COUNT(*) FROM catalogo") == [(5,)]  # the book with no copies left is not listed
+
+
+def test_a_check_not_enforced_checks_nothing_and_zerofill_changes_nothing_stored(tmp_path: Path) -> None:
+    conn = build(
+        tmp_path,
+        "CREATE TABLE t (a INT(4) UNSIGNED ZEROFILL, CONSTRAINT c CHECK ((a < 10)) /*!80016 NOT ENFORCED */);"
+        "INSERT INTO t VALUES (42);",
+    )
+    assert rows(conn, "SELECT a FROM t") == [(42,)]
+
+
+def test_a_view_may_read_a_view_made_before_it(tmp_path: Path) -> None:
+    conn = build(
+        tmp_path,
+        "CREATE TABLE t (a INT); INSERT INTO t VALUES (1), (2);"
+        "CREATE VIEW v AS SELECT a * 10 AS b FROM t; CREATE VIEW w (c) AS SELECT b + 1 FROM v WHERE b > 10;",
+    )
+    assert rows(conn, "SELECT c FROM w") == [(21,)]
+
+
+def test_schema_text_keeps_routines_triggers_and_views_and_cuts_the_data_with_its_guards() -> None:
+    shown = schema_text(BIBLIOTECA)
+    assert "INSERT INTO" not in shown and "LOCK TABLES" not in shown and "DISABLE KEYS" not in shown
+    assert "Calvino" not in shown
+    assert shown.count("DELIMITER ;;") == 4 and "CREATE DEFINER=`root`@`localhost` PROCEDURE" in shown
+    assert "/*!50001 VIEW `catalogo` AS select" in shown
+
+
+def test_triggers_take_effect_on_the_rows_that_arrive_after_them(tmp_path: Path) -> None:
+    target = tmp_path / "t.sqlite3"
+    report = build_sqlite(HAND_WRITTEN_TRIGGERS, target)
+    conn = sqlite3.connect(target)
+    install_functions(conn)
+    # BEFORE INSERT ... SET NEW.col, one assignment after the other.
+    assert rows(conn, "SELECT id, prezzo, ivato, registrato FROM libri ORDER BY id") == [
+        (1, 9.96, 10.36, "2026-12-07"), (2, 12.84, 13.35, "2026-12-07"), (3, 13.54, 14.08, "2026-12-07")
+    ]  # fmt: skip
+    # AFTER INSERT into other tables, before and after an ALTER TABLE that rebuilds the table.
+    assert rows(conn, "SELECT id, titolo FROM schede ORDER BY id") == [
+        (1, "MARCOVALDO"), (2, "PALOMAR"), (3, "LESSICO FAMIGLIARE")
+    ]  # fmt: skip
+    assert rows(conn, "SELECT COUNT(*) FROM registro") == [(3,)]
+    assert list(report.unapplied_triggers) == ["libri_cambio"]
+    assert "its body holds IF NEW.titolo" in report.unapplied_triggers["libri_cambio"]
+    assert "it writes schede" in report.unapplied_triggers["libri_cambio"]
+
+
+def test_a_dropped_trigger_fires_no_more(tmp_path: Path) -> None:
+    conn = build(
+        tmp_path,
+        "CREATE TABLE t (a INT); CREATE TABLE u (a INT);"
+        "CREATE TRIGGER x AFTER INSERT ON t FOR EACH ROW INSERT INTO u VALUES (NEW.a);"
+        "INSERT INTO t VALUES (1); DROP TRIGGER IF EXISTS x; INSERT INTO t VALUES (2);",
+    )
+    assert rows(conn, "SELECT a FROM u") == [(1,)]
+
+
+@pytest.mark.parametrize(
+    ("dump", "why"),
+    [
+        (
+            "CREATE TABLE t (a INT); CREATE TRIGGER x AFTER INSERT ON t FOR EACH ROW SET @n = 1;"
+            "INSERT INTO t VALUES (1);",
+            r"line 1: statement 3 \(INSERT INTO t \.\.\.\): trigger x \(AFTER INSERT ON t\) would fire for these "
+            r"rows, and the copy cannot apply it: trigger x: its body holds SET @n \.\.\., which the copy "
+            r"cannot apply; it writes no table",
+        ),
+        (
+            "CREATE TABLE t (a INT PRIMARY KEY); CREATE TABLE u (a INT);"
+            "CREATE TRIGGER x AFTER DELETE ON t FOR EACH ROW INSERT INTO u VALUES (OLD.a);"
+            "REPLACE INTO t VALUES (1);",
+            r"trigger x \(AFTER DELETE ON t\) would fire for the rows REPLACE replaces",
+        ),
+        (
+            "CREATE TABLE t (a INT, b INT AS (a + 1));\nINSERT INTO t VALUES (1, 2);",
+            r"line 2: statement 2 .*row 1: a value for generated column b is not allowed",
+        ),
+        (
+            "CREATE TABLE t (a INT);\n/*!50001 CREATE ALGORITHM=UNDEFINED */\n/*!50001 VIEW v AS SELECT a FROM t "
+            "WHERE MATCH (a) AGAINST ('x') */;",
+            r"line 2: statement 2 \(CREATE ALGORITHM=UNDEFINED VIEW \.\.\.\): view v cannot be made",
+        ),
+        (
+            "CREATE TABLE t (\n  a INT,\n  b INT AS (a) STORED NOT NULL\n);\nINSERT INTO t (a) VALUES (NULL);",
+            r"line 1: statement 1 .*generated column b: generated column b is NULL in 1 rows",
+        ),
+        (
+            "DELIMITER ;;\nCREATE TABLE t (a INT) ;;\nDELIMITER ;\nSELEC 1;",
+            r"line 4: statement 2 \(SELEC 1\)",
+        ),
+    ],
+)
+def test_a_mysqldump_construct_that_cannot_be_loaded_is_named_with_its_line_and_statement(
+    tmp_path: Path, dump: str, why: str
+) -> None:
+    with pytest.raises(DumpError, match=why):
+        build_sqlite(dump, tmp_path / "t.sqlite3")
+
+
+@pytest.mark.parametrize(
+    "dump",
+    [
+        "CREATE TABLE t (a INT, y INT) ENGINE=InnoDB\n/*!50100 PARTITION BY RANGE (y)\n"
+        "(PARTITION p0 VALUES LESS THAN (2000) ENGINE = InnoDB,\n PARTITION p1 VALUES LESS THAN MAXVALUE) */;",
+        "CREATE TABLE t (a INT, y INT) /*!50100 PARTITION BY HASH (a) PARTITIONS 4 */;",
+        "CREATE TABLE t (a INT, y INT) ENGINE=MyISAM CHECKSUM=1 ROW_FORMAT=DYNAMIC STATS_PERSISTENT=0 COMMENT='x';",
+        "CREATE TABLE t (a INT, y INT) /*!50100 TABLESPACE `innodb_system` */ ENGINE=InnoDB;",
+        "CREATE TABLE t (a TEXT, y INT); CREATE FULLTEXT INDEX f ON t (a); ALTER TABLE t ADD FULLTEXT KEY g (a);",
+    ],
+    ids=["range_partitions", "hash_partitions", "table_options", "tablespace", "fulltext_index"],
+)
+def test_partitions_table_options_and_fulltext_indexes_change_nothing_stored(
+    tmp_path: Path, dump: str
+) -> None:
+    conn = build(tmp_path, dump + "\nINSERT INTO t VALUES ('1', 1999), (2, 2001);")
+    assert rows(conn, "SELECT CAST(a AS INTEGER), y FROM t ORDER BY y") == [(1, 1999), (2, 2001)]
+
+
+def test_an_older_mysqldump_s_stand_in_table_for_a_view_is_replaced_by_the_view(tmp_path: Path) -> None:
+    conn = build(
+        tmp_path,
+        "CREATE TABLE t (a INT); INSERT INTO t VALUES (1);\n"
+        "DROP TABLE IF EXISTS `v`;\n/*!50001 DROP VIEW IF EXISTS `v`*/;\n"
+        "/*!50001 CREATE TABLE `v` (\n  `a` tinyint NOT NULL\n) ENGINE=MyISAM */;\n"
+        "/*!50001 DROP TABLE IF EXISTS `v`*/;\n/*!50001 DROP VIEW IF EXISTS `v`*/;\n"
+        "/*!50001 CREATE ALGORITHM=UNDEFINED */\n/*!50013 DEFINER=`root`@`%` SQL SECURITY DEFINER */\n"
+        "/*!50001 VIEW `v` AS select `t`.`a` + 1 AS `a` from `t` */;",
+    )
+    assert rows(conn, "SELECT a FROM v") == [(2,)]
+    assert rows(conn, "SELECT type FROM sqlite_master WHERE name = 'v'") == [("view",)]
+
+
+def test_a_table_dropped_and_created_again_holds_the_new_rows(tmp_path: Path) -> None:
+    conn = build(
+        tmp_path,
+        "CREATE TABLE t (a INT); INSERT INTO t VALUES (1); DROP TABLE IF EXISTS `t`, u;"
+        "CREATE TABLE t (b TEXT); INSERT INTO t VALUES ('due');",
+    )
+    assert rows(conn, "SELECT * FROM t") == [("due",)]
+
+
+def test_a_view_named_as_a_table_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(
+        DumpError, match=r"statement 2 \(CREATE VIEW t \.\.\.\): view t: a table of that name exists"
+    ):
+        build_sqlite("CREATE TABLE t (a INT); CREATE VIEW t AS SELECT 1;", tmp_path / "t.sqlite3")

@@ -25,6 +25,7 @@ from evaluation.scoring.reference import load_dump
 from evaluation.scoring.schema_shape import read_shape
 from evaluation.scoring.statements import split_statements
 from evaluation.sources import demo_database_sources, read_termite_archive
+from tests.evaluation.biblioteca_dump import BIBLIOTECA
 from tests.services import TERMITE_PASSWORD
 
 # An invented middle school: a composite primary key, a UNIQUE key, ENUMs, DECIMALs, dates and times, a
@@ -523,6 +524,22 @@ def test_the_same_sample_seed_gives_the_same_sample_and_another_seed_another(cit
     assert citta_source(citta).sample("citta") != citta_source(citta, sample_seed="t").sample("citta")
 
 
+def test_a_neighbour_of_a_mysqldump_dump_leaves_out_its_triggers_and_generated_columns(
+    tmp_path: Path,
+) -> None:
+    original = built(BIBLIOTECA, tmp_path / "biblioteca.sqlite3")
+    for seed in range(10):
+        text = neighbour_of(original, BIBLIOTECA, f"biblioteca-{seed}")
+        assert "CREATE*/ /*!50017 DEFINER=`root`@`localhost`*/ /*!50003 TRIGGER" not in text
+        assert "CREATE DEFINER=`root`@`localhost` PROCEDURE `restituisci`" in text  # the rest as written
+        assert "`nominativo`" not in text.split("INSERT INTO `autori`")[-1].split(";")[0]
+        neighbour = built(text, tmp_path / "n.sqlite3")
+        assert read_shape(neighbour) == read_shape(original)
+        assert query(neighbour, "SELECT COUNT(*) FROM autori WHERE nominativo <> nome || ' ' || cognome") == [
+            (0,)
+        ]
+
+
 # --- MariaDB -------------------------------------------------------------------------------------------------
 
 
@@ -548,6 +565,15 @@ def test_mariadb_loads_neighbours_of_the_invented_database(
     }
     for seed in range(10):
         text = neighbour_of(scuola, SCUOLA, f"seme-{seed}", literals=literals)
+        assert mariadb_agrees(reference_url, text, built(text, tmp_path / "n.sqlite3")), seed
+
+
+@pytest.mark.mariadb
+def test_mariadb_loads_neighbours_of_a_mysqldump_dump(reference_url: str, tmp_path: Path) -> None:
+    dump = BIBLIOTECA.replace("utf8mb4_0900_ai_ci", "utf8mb4_unicode_ci")  # MariaDB 10.11 lacks it
+    original = built(dump, tmp_path / "biblioteca.sqlite3")
+    for seed in range(MARIADB_SEEDS):
+        text = neighbour_of(original, dump, f"biblioteca-{seed}")
         assert mariadb_agrees(reference_url, text, built(text, tmp_path / "n.sqlite3")), seed
 
 

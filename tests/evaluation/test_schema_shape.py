@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evaluation.scoring.mysql_dump import build_sqlite, sqlite_schema
+from evaluation.scoring.mysql_dump import build_sqlite, shape_of_ddl, sqlite_schema
 from evaluation.scoring.schema_shape import (
     Column,
     ForeignKey,
@@ -12,7 +12,6 @@ from evaluation.scoring.schema_shape import (
     differences,
     from_json,
     read_shape,
-    shape_of_ddl,
     spider_tables,
     to_json,
 )

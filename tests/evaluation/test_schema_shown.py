@@ -12,7 +12,8 @@ import pytest
 from django.urls import reverse
 
 from evaluation.models import Database, SchemaShown, ValidationReport
-from evaluation.scoring.schema_shape import differences, from_json, shape_of_ddl
+from evaluation.scoring.mysql_dump import shape_of_ddl
+from evaluation.scoring.schema_shape import differences, from_json
 from evaluation.services import (
     VersionStateError,
     database_add,
