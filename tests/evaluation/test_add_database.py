@@ -245,3 +245,56 @@ def test_an_authors_schema_dump_that_cannot_be_read_is_not_offered_and_the_datab
     report = add(draft, schema=b"DELIMITER\nCREATE TABLE clienti (id INT);\n")
     assert Database.objects.filter(version=draft, slug="negozio").exists()
     assert "authors_schema_unbuildable" in report.text
+
+
+@pytest.mark.mariadb
+def test_a_mysqldump_dump_imports_in_one_command_and_every_gold_over_it_agrees_with_mariadb(
+    draft, reference_url, tmp_path, capsys, monkeypatch
+):
+    """Issue 32's bar: a dump with DELIMITER blocks, a view, a trigger, SET, ENUM, YEAR, BINARY, spatial,
+    FULLTEXT and generated columns, added by one command; its gold, over the view too, checked on MariaDB."""
+    monkeypatch.setenv("TERMITE_REFERENCE_MYSQL_URL", reference_url)
+    (tmp_path / "biblioteca.sql").write_text(BIBLIOTECA)
+    (tmp_path / "q.jsonl").write_bytes(
+        questions_jsonl(
+            {"question": "Quanti libri sono in catalogo?", "gold_sql": "SELECT COUNT(*) FROM catalogo"},
+            {
+                "question": "Quali autori del catalogo hanno scritto romanzi?",
+                "gold_sql": "SELECT DISTINCT autore FROM catalogo WHERE genere = 'romanzo' ORDER BY autore",
+            },
+            {
+                "question": "Quanti libri esistono in ebook?",
+                "gold_sql": "SELECT COUNT(*) FROM libri WHERE FIND_IN_SET('ebook', formati) > 0",
+            },
+            {
+                "question": "Elenca i titoli per genere, nell'ordine dei generi.",
+                "gold_sql": "SELECT titolo FROM libri ORDER BY genere, titolo",
+            },
+            {
+                "question": "Quanto costa ogni libro con l'IVA?",
+                "gold_sql": "SELECT titolo, prezzo_ivato FROM libri ORDER BY prezzo_ivato DESC, titolo",
+            },
+            {
+                "question": "Chi è nato prima del 1920?",
+                "gold_sql": "SELECT nominativo FROM autori WHERE nato < 1920 ORDER BY nato",
+            },
+            {
+                "question": "Quante copie restano del barone rampante?",
+                "gold_sql": "SELECT copie FROM libri WHERE titolo = 'Il barone rampante'",
+            },
+        )
+    )
+    call_command(
+        "add_database",
+        "--version",
+        draft.label,
+        "--dump",
+        str(tmp_path / "biblioteca.sql"),
+        "--questions",
+        str(tmp_path / "q.jsonl"),
+    )
+    out = capsys.readouterr().out
+    assert "checking the tables and the gold queries against MariaDB" in out
+    assert "reference engine: not checked" not in out and "mismatch" not in out
+    assert set(Question.objects.filter(version=draft).values_list("status", flat=True)) == {"valid"}
+    assert Question.objects.filter(version=draft).count() == 7
