@@ -89,7 +89,7 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
     address = f"{get_language()} {request.get_full_path()}"
 
     def nav() -> str:
-        return render_to_string("site/_nav.html", request=request)
+        return cached_page.visitor_nav(request)
 
     # A message is for its visitor alone: never in a cached page.
     has_message = not anonymous and bool(get_messages(request))
