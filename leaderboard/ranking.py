@@ -9,7 +9,9 @@ too (it is entered in %).
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import json
 import logging
 import re
 import time
@@ -22,7 +24,8 @@ from datetime import date, datetime
 from typing import Any, TypedDict, TypeVar, cast
 
 from django.core.cache import cache
-from django.db.models import Count, QuerySet
+from django.db.models import Count, QuerySet, TextField
+from django.db.models.functions import Cast
 from django.utils import timezone
 from django.utils.functional import Promise
 from django.utils.translation import gettext
@@ -389,9 +392,7 @@ def build_leaderboard(*, version: BenchmarkVersion) -> Leaderboard:
     # Each row's EA verdict per question, for the rank rule and the EA after a cutoff: aggregates of what
     # the public breakdowns show already (`feedback.public_ea_verdicts`). A row stored without them has no
     # rank.
-    verdicts = {
-        item["pk"]: found for item in items if (found := feedback.public_ea_verdicts(item.pop("outcomes")))
-    }
+    verdicts = {item["pk"]: found for item in items if (found := _verdicts_in(item.pop("outcomes_text")))}
     rule = paired_ranks(verdicts)
     rows = [_submission_row(item, databases, rule) for item in items]
     rows = _with_ea_after_cutoff(rows, verdicts, version=version, newest=max(added_on.values(), default=None))
@@ -463,7 +464,6 @@ def _submissions(version: BenchmarkVersion) -> QuerySet[Submission, dict[str, An
         "created_at",
         "ea",
         "ea_strict",
-        "scores",
         "released_at",
         "verified_at",
         "verified_note",
@@ -474,14 +474,29 @@ def _submissions(version: BenchmarkVersion) -> QuerySet[Submission, dict[str, An
         "code_url",
         "model_url",
         "file_sha256",
-        "outcomes",
+        # As their JSON text: decoded once per text in a process (`_verdicts_in`, `_public_scores_in`), so
+        # that a change of the ranking decodes the rows it changed, not a thousand.
+        scores_text=Cast("scores", TextField()),
+        outcomes_text=Cast("outcomes", TextField()),
     )
     return rows
 
 
+@functools.lru_cache(maxsize=4096)
+def _verdicts_in(outcomes: str | None) -> dict[str, bool] | None:
+    """`feedback.public_ea_verdicts` of outcomes stored as this JSON text. Read, never changed, by callers."""
+    return feedback.public_ea_verdicts(json.loads(outcomes) if outcomes else None)
+
+
+@functools.lru_cache(maxsize=4096)
+def _public_scores_in(scores: str | None) -> VisibleScoresJSON:
+    """`feedback.public_scores` of scores stored as this JSON text (`{}` for none). Read, never changed."""
+    return feedback.public_scores(cast(ScoresJSON, (json.loads(scores) if scores else None) or {}))
+
+
 def _submission_row(item: dict[str, Any], databases: list[str], rule: PairedRanks[int]) -> Row:
     # A ranked submission is scored: `or {}` only guards against a row stored without scores.
-    scores: VisibleScoresJSON = feedback.public_scores(cast(ScoresJSON, item["scores"] or {}))
+    scores = _public_scores_in(item["scores_text"])
     overall = scores.get("overall", {})
     # A public submission shows its breakdowns to anyone: none of them is None here.
     per_database = cast(dict[str, AccuracyJSON], scores.get("per_database", {}))
