@@ -6,6 +6,7 @@ and scoring jobs run in-process. DATABASE_URL and REDIS_URL switch to PostgreSQL
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import dj_database_url
@@ -59,6 +60,24 @@ INSTALLED_APPS = [
     "evaluation",
     "leaderboard",
 ]
+# The apps that serve people and run the queue: the admin (it imports every app's admin module), sessions,
+# messages, static files and CSP (pages), django-rq (the workers' `rqworker` command and the queue's
+# dashboard; it imports redis and rq) and django-ninja (the API's docs page; it imports pydantic). A command
+# that only scores a file against the store needs none of them, and importing them was most of `manage.py
+# score`'s start-up (issue 31): its process runs with the store's and the accounts' apps alone.
+SERVING_APPS = (
+    "django.contrib.admin",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "django_rq",
+    "csp",
+    "ninja",
+)
+STORE_ONLY_COMMANDS = ("score",)
+if Path(sys.argv[0]).name == "manage.py" and sys.argv[1:2] and sys.argv[1] in STORE_ONLY_COMMANDS:
+    INSTALLED_APPS = [app for app in INSTALLED_APPS if app not in SERVING_APPS]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
