@@ -64,7 +64,7 @@ INSTALLED_APPS = [
 # messages, static files and CSP (pages), django-rq (the workers' `rqworker` command and the queue's
 # dashboard; it imports redis and rq) and django-ninja (the API's docs page; it imports pydantic). A command
 # that only scores a file against the store needs none of them, and importing them was most of `manage.py
-# score`'s start-up (issue 31): its process runs with the store's and the accounts' apps alone.
+# score`'s start-up (issue 31): its process runs without them (a module it imports must not need them).
 SERVING_APPS = (
     "django.contrib.admin",
     "django.contrib.sessions",
@@ -76,7 +76,7 @@ SERVING_APPS = (
     "ninja",
 )
 STORE_ONLY_COMMANDS = ("score",)
-if Path(sys.argv[0]).name == "manage.py" and sys.argv[1:2] and sys.argv[1] in STORE_ONLY_COMMANDS:
+if Path(sys.argv[0]).name == "manage.py" and len(sys.argv) > 1 and sys.argv[1] in STORE_ONLY_COMMANDS:
     INSTALLED_APPS = [app for app in INSTALLED_APPS if app not in SERVING_APPS]
 
 MIDDLEWARE = [
