@@ -60,24 +60,20 @@ INSTALLED_APPS = [
     "evaluation",
     "leaderboard",
 ]
-# The apps that serve people and run the queue: the admin (it imports every app's admin module), sessions,
-# messages, static files and CSP (pages), django-rq (the workers' `rqworker` command and the queue's
-# dashboard; it imports redis and rq) and django-ninja (the API's docs page; it imports pydantic). A command
-# that only scores a file against the store needs none of them, and importing them was most of `manage.py
-# score`'s start-up (issue 31): its process runs without them (a module it imports must not need them).
-SERVING_APPS = (
-    "django.contrib.admin",
-    "django.contrib.sessions",
-    "django.contrib.messages",
-    "whitenoise.runserver_nostatic",
-    "django.contrib.staticfiles",
-    "django_rq",
-    "csp",
-    "ninja",
-)
+# A command that only scores a file against the benchmark store runs with the store's apps alone: the
+# others serve people, run the queue and keep the leaderboard, and importing them (the admin: every app's
+# admin module; django-rq: redis and rq; django-ninja: pydantic; the leaderboard's models) was most of
+# `manage.py score`'s start-up (issue 31). A module such a command imports must need no other app.
 STORE_ONLY_COMMANDS = ("score",)
+STORE_APPS = (
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "termite_site",
+    "termite_site.accounts",
+    "evaluation",
+)
 if Path(sys.argv[0]).name == "manage.py" and len(sys.argv) > 1 and sys.argv[1] in STORE_ONLY_COMMANDS:
-    INSTALLED_APPS = [app for app in INSTALLED_APPS if app not in SERVING_APPS]
+    INSTALLED_APPS = [app for app in INSTALLED_APPS if app in STORE_APPS]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
