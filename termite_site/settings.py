@@ -6,6 +6,7 @@ and scoring jobs run in-process. DATABASE_URL and REDIS_URL switch to PostgreSQL
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import dj_database_url
@@ -59,6 +60,20 @@ INSTALLED_APPS = [
     "evaluation",
     "leaderboard",
 ]
+# A command that only scores a file against the benchmark store runs with the store's apps alone: the
+# others serve people, run the queue and keep the leaderboard, and importing them (the admin: every app's
+# admin module; django-rq: redis and rq; django-ninja: pydantic; the leaderboard's models) was most of
+# `manage.py score`'s start-up (issue 31). A module such a command imports must need no other app.
+STORE_ONLY_COMMANDS = ("score",)
+STORE_APPS = (
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "termite_site",
+    "termite_site.accounts",
+    "evaluation",
+)
+if Path(sys.argv[0]).name == "manage.py" and len(sys.argv) > 1 and sys.argv[1] in STORE_ONLY_COMMANDS:
+    INSTALLED_APPS = [app for app in INSTALLED_APPS if app in STORE_APPS]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",

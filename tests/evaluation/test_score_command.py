@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from io import StringIO
 
 import pytest
@@ -10,6 +12,7 @@ from django.core import checks
 from django.core.management import CommandError, call_command, load_command_class
 
 from tests.demo import demo_gold
+from tests.processes import ROOT, embedded_env, require_process_lane
 
 pytestmark = pytest.mark.django_db
 
@@ -167,3 +170,56 @@ def test_it_runs_no_system_check_even_from_the_command_line(demo_version, tmp_pa
     out = StringIO()
     command.execute(**{**options, "stdout": out})
     assert "overall" in out.getvalue()
+
+
+# The apps a store-only command runs without, and what they import (the admin: every app's admin module;
+# django-rq: redis and rq; django-ninja: pydantic; the pages' CSP: its checks; static files: whitenoise).
+OTHER_APPS_MODULES = (
+    "leaderboard",
+    "django.contrib.admin",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django_rq",
+    "rq",
+    "redis",
+    "ninja",
+    "pydantic",
+    "csp.checks",
+    "whitenoise",
+)
+# `manage.py score --help`, printing, once it has exited, the names of the modules it imported.
+RUN_AND_LIST_MODULES = """
+import atexit, runpy, sys
+
+atexit.register(lambda: print("imported:", *sorted(sys.modules)))
+sys.argv = ["manage.py", "score", "--help"]
+runpy.run_path("manage.py", run_name="__main__")
+"""
+
+
+@pytest.mark.processes
+def test_its_process_starts_with_the_stores_apps_alone(tmp_path):
+    """The others (the admin, the queue, the API, the leaderboard) were most of what the command waited for
+    before its own code ran (benchmarks/score_command.py); the store's apps and the scorer are all it
+    needs."""
+    require_process_lane("manage.py")
+    done = subprocess.run(
+        [sys.executable, "-c", RUN_AND_LIST_MODULES],
+        cwd=ROOT,
+        env=embedded_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    help_text, imported_line = done.stdout.split("imported:")
+    imported = set(imported_line.split())
+    assert "predictions" in help_text
+    assert {"evaluation.models", "termite_site.accounts.models", "evaluation.grading"} <= imported
+    others = {
+        module
+        for module in imported
+        if any(module == name or module.startswith(f"{name}.") for name in OTHER_APPS_MODULES)
+        or module.endswith(".admin")
+    }
+    assert others == set()
