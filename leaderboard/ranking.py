@@ -723,34 +723,20 @@ def cached(label: str, kind: str, build: Callable[[], T]) -> T:
     if stale is not None:
         _mark_stale()
         return stale
-    made_of_stale = False
     try:
         with staleness() as used_stale:
             value = build()
-        made_of_stale = used_stale()
-        # A value made of another served stale is stale itself: kept as the previous value only, so that a
-        # later request builds it again, from fresh parts.
-        cache.set_many({previous: value} if made_of_stale else {key: value, previous: value}, CACHE_SECONDS)
+        # A value made of another served stale is stale itself: kept as the previous value only, so that the
+        # next request builds it again, from fresh parts.
+        cache.set_many({previous: value} if used_stale() else {key: value, previous: value}, CACHE_SECONDS)
     except Exception as error:
         if value is None:  # the build itself failed: that is no cache outage
             raise
         logger.warning("leaderboard cache unavailable (%s)", type(error).__name__)
     finally:
         if not building:
-            _release(lock, hold=_STALE_PARTS_SECONDS if made_of_stale else 0)
+            _forget_quietly(lock)
     return value
-
-
-def _release(lock: str, *, hold: float) -> None:
-    """Let another request build the key, at once or after `hold` seconds: until then, requests take the
-    previous value rather than build it again from the same stale parts (it would cost each a render)."""
-    try:
-        if hold:
-            cache.set(lock, 1, timeout=hold)
-        else:
-            cache.delete(lock)
-    except Exception as error:
-        logger.warning("leaderboard cache unavailable (%s)", type(error).__name__)
 
 
 _served_stale: ContextVar[list[bool] | None] = ContextVar("leaderboard_served_stale", default=None)
@@ -779,13 +765,18 @@ def _mark_stale() -> None:
 
 # How long a builder may hold a key's build lock: past it (a builder that died), another request builds.
 _BUILD_LOCK_SECONDS = 30
-# How long a value made of stale parts stands in for the current one: about a render of the parts.
-_STALE_PARTS_SECONDS = 1
 
 
 def _previous_key(label: str, kind: str) -> str:
     """Where the latest value built for (label, kind) stays whatever the token: what is served stale."""
     return f"leaderboard:v{_SCHEMA}:{SCORER_VERSION}:{label}:previous:{kind}"
+
+
+def _forget_quietly(key: str) -> None:
+    try:
+        cache.delete(key)
+    except Exception as error:
+        logger.warning("leaderboard cache unavailable (%s)", type(error).__name__)
 
 
 # Pages kept per language and address: for anonymous visitors the whole answer (termite_site/cached_page.py,

@@ -377,9 +377,8 @@ def test_a_signed_in_visitor_gets_the_kept_page_with_only_their_nav_made_for_the
 
 
 def test_a_page_served_stale_while_another_request_renders_the_change_is_not_kept_as_current(
-    make_submission, demo_version, monkeypatch
+    make_submission, demo_version
 ):
-    monkeypatch.setattr(ranking, "_STALE_PARTS_SECONDS", 0)  # no moment: the next request builds again
     make_submission(model_name="Prima", **scored_fields(12))
     assert Client().get(PAGE).status_code == 200  # built, cached and kept
     make_submission(model_name="Seconda", **scored_fields(20))
@@ -508,31 +507,6 @@ def test_while_one_request_renders_a_changed_ranking_the_others_get_the_previous
     assert ranking.cached("demo-1.0", "probe", build("after")) == "after"
     assert ranking.cached("demo-1.0", "probe", build("again")) == "after"
     assert builds == ["before", "after"]
-
-
-def test_a_value_made_of_a_stale_part_stands_in_a_moment_and_is_then_built_again(demo_version):
-    """The page is made of the rows: while another request builds the new rows, a page built of the rows
-    before the change is served, never kept as current, and the next requests take it for a moment rather
-    than each render it again from the same stale rows."""
-    built = []
-
-    def page() -> str:
-        rows = ranking.cached("demo-1.0", "probe-rows", lambda: f"rows {len(built)}")
-        built.append(rows)
-        return f"page of {rows}"
-
-    assert ranking.cached("demo-1.0", "probe-page", page) == "page of rows 0"
-    leaderboard_changed(version=demo_version)
-    rows_key, page_key = (ranking.cache_key("demo-1.0", kind) for kind in ("probe-rows", "probe-page"))
-    assert cache.add(f"{rows_key}:building", 1)  # another request builds the new rows
-    assert ranking.cached("demo-1.0", "probe-page", page) == "page of rows 0"  # made again, of stale rows
-    assert cache.get(page_key) is None  # not kept as current
-    assert ranking.cached("demo-1.0", "probe-page", page) == "page of rows 0"
-    assert len(built) == 2  # the second request took the previous page: it made none
-    cache.delete(f"{rows_key}:building")
-    cache.delete(f"{page_key}:building")  # the moment is over
-    assert ranking.cached("demo-1.0", "probe-page", page) == "page of rows 2"
-    assert cache.get(page_key) == "page of rows 2"
 
 
 def test_with_nothing_built_before_a_request_builds_rather_than_wait(demo_version):
