@@ -2,9 +2,9 @@
 
     .venv/bin/python -m benchmarks.suite_build [--rows N] [--candidates N] [--seed TEXT]
 
-A synthetic rental-shop database in mysqldump's style (countries, cities, addresses, customers, films,
-categories, actors, inventory, rentals, payments; about `--rows` rows in all, 50,000 by default, drawn
-from a fixed seed) and eight gold queries over it: filters with boundaries, joins over three tables,
+A synthetic bicycle-rental database of our own design, in mysqldump's style (regions, cities, addresses,
+customers, bicycle types, bicycles, mechanics and the bicycles they service, the bicycles at each shop,
+rentals, payments; about `--rows` rows in all, 50,000 by default, drawn from a fixed seed) and eight gold queries over it: filters with boundaries, joins over three tables,
 groupings, a LIKE, an aggregate over a date range. The target (issue 32): the suite of a database of about
 50,000 rows built in 30 s at most, telling at least as many near misses apart as before.
 
@@ -32,117 +32,116 @@ from evaluation.scoring.dialect import read_schema, to_sqlite
 from evaluation.scoring.mysql_dump import build_sqlite
 
 SCHEMA = """\
-CREATE TABLE `country` (
-  `country_id` SMALLINT UNSIGNED NOT NULL AUTO_INCREMENT,
-  `country` VARCHAR(50) NOT NULL,
-  PRIMARY KEY (`country_id`)
+CREATE TABLE `regione` (
+  `id_regione` SMALLINT UNSIGNED NOT NULL AUTO_INCREMENT,
+  `nome` VARCHAR(50) NOT NULL,
+  PRIMARY KEY (`id_regione`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
-CREATE TABLE `city` (
-  `city_id` SMALLINT UNSIGNED NOT NULL AUTO_INCREMENT,
-  `city` VARCHAR(50) NOT NULL,
-  `country_id` SMALLINT UNSIGNED NOT NULL,
-  PRIMARY KEY (`city_id`),
-  CONSTRAINT `fk_city_country` FOREIGN KEY (`country_id`) REFERENCES `country` (`country_id`)
+CREATE TABLE `citta` (
+  `id_citta` SMALLINT UNSIGNED NOT NULL AUTO_INCREMENT,
+  `nome` VARCHAR(50) NOT NULL,
+  `id_regione` SMALLINT UNSIGNED NOT NULL,
+  PRIMARY KEY (`id_citta`),
+  CONSTRAINT `fk_citta_regione` FOREIGN KEY (`id_regione`) REFERENCES `regione` (`id_regione`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
-CREATE TABLE `address` (
-  `address_id` SMALLINT UNSIGNED NOT NULL AUTO_INCREMENT,
-  `address` VARCHAR(50) NOT NULL,
-  `district` VARCHAR(20) NOT NULL,
-  `city_id` SMALLINT UNSIGNED NOT NULL,
-  PRIMARY KEY (`address_id`),
-  CONSTRAINT `fk_address_city` FOREIGN KEY (`city_id`) REFERENCES `city` (`city_id`)
+CREATE TABLE `indirizzo` (
+  `id_indirizzo` SMALLINT UNSIGNED NOT NULL AUTO_INCREMENT,
+  `via` VARCHAR(50) NOT NULL,
+  `quartiere` VARCHAR(20) NOT NULL,
+  `id_citta` SMALLINT UNSIGNED NOT NULL,
+  PRIMARY KEY (`id_indirizzo`),
+  CONSTRAINT `fk_indirizzo_citta` FOREIGN KEY (`id_citta`) REFERENCES `citta` (`id_citta`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
-CREATE TABLE `customer` (
-  `customer_id` SMALLINT UNSIGNED NOT NULL AUTO_INCREMENT,
-  `first_name` VARCHAR(45) NOT NULL,
-  `last_name` VARCHAR(45) NOT NULL,
+CREATE TABLE `cliente` (
+  `id_cliente` SMALLINT UNSIGNED NOT NULL AUTO_INCREMENT,
+  `nome` VARCHAR(45) NOT NULL,
+  `cognome` VARCHAR(45) NOT NULL,
   `email` VARCHAR(50) DEFAULT NULL,
-  `address_id` SMALLINT UNSIGNED NOT NULL,
-  `active` TINYINT(1) NOT NULL DEFAULT 1,
-  PRIMARY KEY (`customer_id`),
-  CONSTRAINT `fk_customer_address` FOREIGN KEY (`address_id`) REFERENCES `address` (`address_id`)
+  `id_indirizzo` SMALLINT UNSIGNED NOT NULL,
+  `attivo` TINYINT(1) NOT NULL DEFAULT 1,
+  PRIMARY KEY (`id_cliente`),
+  CONSTRAINT `fk_cliente_indirizzo` FOREIGN KEY (`id_indirizzo`) REFERENCES `indirizzo` (`id_indirizzo`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
-CREATE TABLE `category` (
-  `category_id` TINYINT UNSIGNED NOT NULL AUTO_INCREMENT,
-  `name` VARCHAR(25) NOT NULL,
-  PRIMARY KEY (`category_id`)
+CREATE TABLE `tipo` (
+  `id_tipo` TINYINT UNSIGNED NOT NULL AUTO_INCREMENT,
+  `nome` VARCHAR(25) NOT NULL,
+  PRIMARY KEY (`id_tipo`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
-CREATE TABLE `film` (
-  `film_id` SMALLINT UNSIGNED NOT NULL AUTO_INCREMENT,
-  `title` VARCHAR(128) NOT NULL,
-  `release_year` SMALLINT DEFAULT NULL,
-  `rental_rate` DECIMAL(4,2) NOT NULL DEFAULT 4.99,
-  `length` SMALLINT UNSIGNED DEFAULT NULL,
-  `rating` ENUM('G','PG','PG-13','R','NC-17') DEFAULT 'G',
-  PRIMARY KEY (`film_id`)
+CREATE TABLE `bicicletta` (
+  `id_bici` SMALLINT UNSIGNED NOT NULL AUTO_INCREMENT,
+  `modello` VARCHAR(128) NOT NULL,
+  `anno` SMALLINT DEFAULT NULL,
+  `tariffa` DECIMAL(4,2) NOT NULL DEFAULT 2.99,
+  `peso_etti` SMALLINT UNSIGNED DEFAULT NULL,
+  `taglia` ENUM('XS','S','M','L','XL') DEFAULT 'M',
+  PRIMARY KEY (`id_bici`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
-CREATE TABLE `film_category` (
-  `film_id` SMALLINT UNSIGNED NOT NULL,
-  `category_id` TINYINT UNSIGNED NOT NULL,
-  PRIMARY KEY (`film_id`, `category_id`),
-  CONSTRAINT `fk_fc_film` FOREIGN KEY (`film_id`) REFERENCES `film` (`film_id`),
-  CONSTRAINT `fk_fc_category` FOREIGN KEY (`category_id`) REFERENCES `category` (`category_id`)
+CREATE TABLE `bici_tipo` (
+  `id_bici` SMALLINT UNSIGNED NOT NULL,
+  `id_tipo` TINYINT UNSIGNED NOT NULL,
+  PRIMARY KEY (`id_bici`, `id_tipo`),
+  CONSTRAINT `fk_bt_bici` FOREIGN KEY (`id_bici`) REFERENCES `bicicletta` (`id_bici`),
+  CONSTRAINT `fk_bt_tipo` FOREIGN KEY (`id_tipo`) REFERENCES `tipo` (`id_tipo`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
-CREATE TABLE `actor` (
-  `actor_id` SMALLINT UNSIGNED NOT NULL AUTO_INCREMENT,
-  `first_name` VARCHAR(45) NOT NULL,
-  `last_name` VARCHAR(45) NOT NULL,
-  PRIMARY KEY (`actor_id`)
+CREATE TABLE `meccanico` (
+  `id_meccanico` SMALLINT UNSIGNED NOT NULL AUTO_INCREMENT,
+  `nome` VARCHAR(45) NOT NULL,
+  `cognome` VARCHAR(45) NOT NULL,
+  PRIMARY KEY (`id_meccanico`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
-CREATE TABLE `film_actor` (
-  `actor_id` SMALLINT UNSIGNED NOT NULL,
-  `film_id` SMALLINT UNSIGNED NOT NULL,
-  PRIMARY KEY (`actor_id`, `film_id`),
-  CONSTRAINT `fk_fa_actor` FOREIGN KEY (`actor_id`) REFERENCES `actor` (`actor_id`),
-  CONSTRAINT `fk_fa_film` FOREIGN KEY (`film_id`) REFERENCES `film` (`film_id`)
+CREATE TABLE `revisione` (
+  `id_meccanico` SMALLINT UNSIGNED NOT NULL,
+  `id_bici` SMALLINT UNSIGNED NOT NULL,
+  PRIMARY KEY (`id_meccanico`, `id_bici`),
+  CONSTRAINT `fk_rev_meccanico` FOREIGN KEY (`id_meccanico`) REFERENCES `meccanico` (`id_meccanico`),
+  CONSTRAINT `fk_rev_bici` FOREIGN KEY (`id_bici`) REFERENCES `bicicletta` (`id_bici`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
-CREATE TABLE `inventory` (
-  `inventory_id` MEDIUMINT UNSIGNED NOT NULL AUTO_INCREMENT,
-  `film_id` SMALLINT UNSIGNED NOT NULL,
-  `store_id` TINYINT UNSIGNED NOT NULL,
-  PRIMARY KEY (`inventory_id`),
-  CONSTRAINT `fk_inventory_film` FOREIGN KEY (`film_id`) REFERENCES `film` (`film_id`)
+CREATE TABLE `mezzo` (
+  `id_mezzo` MEDIUMINT UNSIGNED NOT NULL AUTO_INCREMENT,
+  `id_bici` SMALLINT UNSIGNED NOT NULL,
+  `id_sede` TINYINT UNSIGNED NOT NULL,
+  PRIMARY KEY (`id_mezzo`),
+  CONSTRAINT `fk_mezzo_bici` FOREIGN KEY (`id_bici`) REFERENCES `bicicletta` (`id_bici`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
-CREATE TABLE `rental` (
-  `rental_id` INT NOT NULL AUTO_INCREMENT,
-  `rental_date` DATETIME NOT NULL,
-  `inventory_id` MEDIUMINT UNSIGNED NOT NULL,
-  `customer_id` SMALLINT UNSIGNED NOT NULL,
-  `return_date` DATETIME DEFAULT NULL,
-  PRIMARY KEY (`rental_id`),
-  CONSTRAINT `fk_rental_inventory` FOREIGN KEY (`inventory_id`) REFERENCES `inventory` (`inventory_id`),
-  CONSTRAINT `fk_rental_customer` FOREIGN KEY (`customer_id`) REFERENCES `customer` (`customer_id`)
+CREATE TABLE `noleggio` (
+  `id_noleggio` INT NOT NULL AUTO_INCREMENT,
+  `inizio` DATETIME NOT NULL,
+  `id_mezzo` MEDIUMINT UNSIGNED NOT NULL,
+  `id_cliente` SMALLINT UNSIGNED NOT NULL,
+  `fine` DATETIME DEFAULT NULL,
+  PRIMARY KEY (`id_noleggio`),
+  CONSTRAINT `fk_noleggio_mezzo` FOREIGN KEY (`id_mezzo`) REFERENCES `mezzo` (`id_mezzo`),
+  CONSTRAINT `fk_noleggio_cliente` FOREIGN KEY (`id_cliente`) REFERENCES `cliente` (`id_cliente`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
-CREATE TABLE `payment` (
-  `payment_id` SMALLINT UNSIGNED NOT NULL AUTO_INCREMENT,
-  `customer_id` SMALLINT UNSIGNED NOT NULL,
-  `rental_id` INT DEFAULT NULL,
-  `amount` DECIMAL(5,2) NOT NULL,
-  `payment_date` DATETIME NOT NULL,
-  PRIMARY KEY (`payment_id`),
-  CONSTRAINT `fk_payment_customer` FOREIGN KEY (`customer_id`) REFERENCES `customer` (`customer_id`),
-  CONSTRAINT `fk_payment_rental` FOREIGN KEY (`rental_id`) REFERENCES `rental` (`rental_id`)
+CREATE TABLE `pagamento` (
+  `id_pagamento` SMALLINT UNSIGNED NOT NULL AUTO_INCREMENT,
+  `id_cliente` SMALLINT UNSIGNED NOT NULL,
+  `id_noleggio` INT DEFAULT NULL,
+  `importo` DECIMAL(5,2) NOT NULL,
+  `pagato_il` DATETIME NOT NULL,
+  PRIMARY KEY (`id_pagamento`),
+  CONSTRAINT `fk_pagamento_cliente` FOREIGN KEY (`id_cliente`) REFERENCES `cliente` (`id_cliente`),
+  CONSTRAINT `fk_pagamento_noleggio` FOREIGN KEY (`id_noleggio`) REFERENCES `noleggio` (`id_noleggio`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
 """
 
-# Each reads what a question over a rental shop would; none quotes anything of the Termite archive.
+# Each reads what a question over a bicycle rental would; none quotes anything of the Termite archive.
 GOLDS = (
-    "SELECT COUNT(*) FROM rental WHERE return_date IS NULL",
-    "SELECT c.first_name, c.last_name FROM customer AS c JOIN address AS a ON c.address_id = a.address_id "
-    "JOIN city AS ci ON a.city_id = ci.city_id WHERE ci.city = 'Lisboa'",
-    "SELECT title FROM film WHERE rental_rate > 2.99 AND length >= 120 ORDER BY title",
-    "SELECT cat.name, COUNT(*) FROM film_category AS fc JOIN category AS cat "
-    "ON fc.category_id = cat.category_id GROUP BY cat.name",
-    "SELECT SUM(p.amount) FROM payment AS p JOIN rental AS r ON p.rental_id = r.rental_id "
-    "WHERE r.rental_date >= '2005-06-01'",
-    "SELECT store_id, COUNT(*) FROM inventory GROUP BY store_id",
-    "SELECT first_name FROM actor WHERE last_name LIKE 'B%' ORDER BY first_name, actor_id",
-    "SELECT COUNT(DISTINCT customer_id) FROM customer WHERE active = 1 AND email IS NOT NULL",
+    "SELECT COUNT(*) FROM noleggio WHERE fine IS NULL",
+    "SELECT c.nome, c.cognome FROM cliente AS c JOIN indirizzo AS i ON c.id_indirizzo = i.id_indirizzo "
+    "JOIN citta AS ci ON i.id_citta = ci.id_citta WHERE ci.nome = 'Bologna'",
+    "SELECT modello FROM bicicletta WHERE tariffa > 2.99 AND peso_etti >= 120 ORDER BY modello",
+    "SELECT t.nome, COUNT(*) FROM bici_tipo AS bt JOIN tipo AS t ON bt.id_tipo = t.id_tipo GROUP BY t.nome",
+    "SELECT SUM(p.importo) FROM pagamento AS p JOIN noleggio AS n ON p.id_noleggio = n.id_noleggio "
+    "WHERE n.inizio >= '2025-06-01'",
+    "SELECT id_sede, COUNT(*) FROM mezzo GROUP BY id_sede",
+    "SELECT nome FROM meccanico WHERE cognome LIKE 'B%' ORDER BY nome, id_meccanico",
+    "SELECT COUNT(DISTINCT id_cliente) FROM cliente WHERE attivo = 1 AND email IS NOT NULL",
 )
 
 SYLLABLES = ("ba", "ro", "ki", "ne", "lu", "ma", "to", "si", "de", "vo", "ca", "ri", "po", "le")
-CATEGORIES = ("Action", "Animation", "Children", "Classics", "Comedy", "Drama", "Horror", "Music")
-CITIES = ("Lisboa", "Porto", "Roma", "Milano", "Paris", "Lyon", "Berlin", "Wien", "Bern", "Praha")
+TYPES = ("Città", "Corsa", "Montagna", "Gravel", "Elettrica", "Cargo", "Pieghevole", "Tandem")
+CITIES = ("Bologna", "Torino", "Roma", "Milano", "Napoli", "Bari", "Trento", "Genova", "Parma", "Lecce")
 
 
 def main() -> None:
@@ -154,17 +153,17 @@ def main() -> None:
     dump = synthetic_dump(args.rows)
     with tempfile.TemporaryDirectory(prefix="suite-build-") as folder:
         directory = Path(folder)
-        original = directory / "shop.sqlite3"
+        original = directory / "noleggio.sqlite3"
         built = build_sqlite(dump, original)
         with closing(sqlite3.connect(original)) as connection:
             column_types = read_schema(connection)
         golds = [
-            ScorableGold(f"shop-{number:03d}", gold, to_sqlite(gold, schema=column_types))
+            ScorableGold(f"noleggio-{number:03d}", gold, to_sqlite(gold, schema=column_types))
             for number, gold in enumerate(GOLDS, 1)
         ]
         started = time.perf_counter()
         suite = distil_suite(
-            slug="shop",
+            slug="noleggio",
             dump=dump,
             dialect="mysql",
             sqlite_file=original,
@@ -203,19 +202,20 @@ def synthetic_dump(rows: int) -> str:
     rng = random.Random(rows)
     scale = rows / 50_000
     counts = {
-        "country": 40,
-        "city": max(len(CITIES), round(300 * scale)),
-        "address": round(1_200 * scale),
-        "customer": round(1_200 * scale),
-        "category": len(CATEGORIES),
-        "film": round(1_000 * scale),
-        "actor": round(200 * scale),
-        "film_actor": round(5_000 * scale),
-        "inventory": round(4_500 * scale),
-        "rental": round(16_000 * scale),
+        "regione": 40,
+        "citta": max(len(CITIES), round(300 * scale)),
+        "indirizzo": round(1_200 * scale),
+        "cliente": round(1_200 * scale),
+        "tipo": len(TYPES),
+        "bicicletta": round(1_000 * scale),
+        "meccanico": round(200 * scale),
+        "revisione": round(5_000 * scale),
+        "mezzo": round(4_500 * scale),
+        "noleggio": round(16_000 * scale),
     }
-    counts["payment"] = max(0, rows - sum(counts.values()) - counts["film"])  # film_category: one a film
-    start = datetime(2005, 5, 24, 22, 53, 30)
+    # bici_tipo: one a bicycle.
+    counts["pagamento"] = max(0, rows - sum(counts.values()) - counts["bicicletta"])
+    start = datetime(2025, 5, 24, 22, 53, 30)
 
     def name() -> str:
         return "".join(rng.choice(SYLLABLES) for _ in range(rng.randint(2, 4))).capitalize()
@@ -232,59 +232,60 @@ def synthetic_dump(rows: int) -> str:
                 yield pair
 
     rentals = []
-    for number in range(1, counts["rental"] + 1):
+    for number in range(1, counts["noleggio"] + 1):
         rented = when(90)
         returned = None if rng.random() < 0.01 else rented + timedelta(hours=rng.randint(1, 240))
         rentals.append(
             (
                 number,
                 rented,
-                rng.randint(1, counts["inventory"]),
-                rng.randint(1, counts["customer"]),
+                rng.randint(1, counts["mezzo"]),
+                rng.randint(1, counts["cliente"]),
                 returned,
             )
         )
     tables: dict[str, Callable[[], Iterator[tuple[object, ...]]]] = {
-        "country": lambda: ((n, name()) for n in range(1, counts["country"] + 1)),
-        "city": lambda: (
-            (n, CITIES[n - 1] if n <= len(CITIES) else name(), rng.randint(1, counts["country"]))
-            for n in range(1, counts["city"] + 1)
+        "regione": lambda: ((n, name()) for n in range(1, counts["regione"] + 1)),
+        "citta": lambda: (
+            (n, CITIES[n - 1] if n <= len(CITIES) else name(), rng.randint(1, counts["regione"]))
+            for n in range(1, counts["citta"] + 1)
         ),
-        "address": lambda: (
-            (n, f"{rng.randint(1, 999)} {name()} Street", name()[:20], rng.randint(1, counts["city"]))
-            for n in range(1, counts["address"] + 1)
+        "indirizzo": lambda: (
+            (n, f"Via {name()} {rng.randint(1, 999)}", name()[:20], rng.randint(1, counts["citta"]))
+            for n in range(1, counts["indirizzo"] + 1)
         ),
-        "customer": lambda: (
+        "cliente": lambda: (
             (
                 n,
                 name(),
                 name(),
                 None if rng.random() < 0.05 else f"{name().lower()}@example.org",
-                rng.randint(1, counts["address"]),
+                rng.randint(1, counts["indirizzo"]),
                 int(rng.random() < 0.97),
             )
-            for n in range(1, counts["customer"] + 1)
+            for n in range(1, counts["cliente"] + 1)
         ),
-        "category": lambda: ((n, category) for n, category in enumerate(CATEGORIES, 1)),
-        "film": lambda: (
+        "tipo": lambda: ((n, kind) for n, kind in enumerate(TYPES, 1)),
+        "bicicletta": lambda: (
             (
                 n,
                 f"{name()} {name()}",
-                rng.randint(2000, 2006),
-                rng.choice(("0.99", "2.99", "4.99")),
+                rng.randint(2015, 2025),
+                rng.choice(("1.99", "2.99", "4.99")),
                 rng.randint(46, 185),
-                rng.choice(("G", "PG", "PG-13", "R", "NC-17")),
+                rng.choice(("XS", "S", "M", "L", "XL")),
             )
-            for n in range(1, counts["film"] + 1)
+            for n in range(1, counts["bicicletta"] + 1)
         ),
-        "film_category": lambda: ((n, rng.randint(1, len(CATEGORIES))) for n in range(1, counts["film"] + 1)),
-        "actor": lambda: ((n, name(), name()) for n in range(1, counts["actor"] + 1)),
-        "film_actor": lambda: pairs(counts["film_actor"], counts["actor"], counts["film"]),
-        "inventory": lambda: (
-            (n, rng.randint(1, counts["film"]), rng.randint(1, 2)) for n in range(1, counts["inventory"] + 1)
+        "bici_tipo": lambda: ((n, rng.randint(1, len(TYPES))) for n in range(1, counts["bicicletta"] + 1)),
+        "meccanico": lambda: ((n, name(), name()) for n in range(1, counts["meccanico"] + 1)),
+        "revisione": lambda: pairs(counts["revisione"], counts["meccanico"], counts["bicicletta"]),
+        "mezzo": lambda: (
+            (n, rng.randint(1, counts["bicicletta"]), rng.randint(1, 2))
+            for n in range(1, counts["mezzo"] + 1)
         ),
-        "rental": lambda: iter(rentals),
-        "payment": lambda: (
+        "noleggio": lambda: iter(rentals),
+        "pagamento": lambda: (
             (
                 n,
                 (rental := rng.choice(rentals))[3],
@@ -292,7 +293,7 @@ def synthetic_dump(rows: int) -> str:
                 rng.choice(("0.99", "1.99", "2.99", "3.99", "4.99", "5.99")),
                 rental[1] + timedelta(minutes=rng.randint(0, 600)),
             )
-            for n in range(1, counts["payment"] + 1)
+            for n in range(1, counts["pagamento"] + 1)
         ),
     }
     parts = [SCHEMA]

@@ -19,6 +19,7 @@ import pytest
 from playwright.sync_api import expect
 
 from evaluation.errata import erratum_report
+from evaluation.models import DatabaseImport
 from leaderboard.models import RunExchange, Submission
 from termite_site.accounts.models import User
 from tests.browser import chart_drawn, log_in
@@ -209,6 +210,10 @@ def site_map_ids(made: dict, version) -> dict[str, dict[str, object]]:
     erratum = erratum_report(
         reporter=made["newcomer"], question=question, description="La domanda è ambigua."
     )
+    # A job that adds a database to a draft, done: its page shows its steps and its report.
+    database_import = DatabaseImport.objects.create(
+        version=version, slug="officina", state=DatabaseImport.State.DONE, percent=100
+    )
     common = {
         "label": version.label,
         "slug": made["team"].slug,
@@ -231,6 +236,7 @@ def site_map_ids(made: dict, version) -> dict[str, dict[str, object]]:
         "staff:question_": {"pk": question.pk},
         "staff:report": {"pk": version.reports.first().pk},
         "staff:erratum_": {"pk": erratum.pk},
+        "staff:database_import": {"pk": database_import.pk},
     }
     ids = {}
     for route in site_routes():
