@@ -100,7 +100,7 @@ def neighbour_dump(
 # dozen rows of each table, so a sample of hundreds shows it as much variety as the whole table would,
 # and the pools of values are read from the sample once, not from every row for every candidate: the
 # build no longer grows with the data (issue 32: 166 s for 46,273 rows, 3 minutes for 50,000).
-SAMPLE_READ = 1_000
+SAMPLE_READ = 2_000
 SAMPLE_UNREAD = 100
 
 

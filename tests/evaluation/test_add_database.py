@@ -141,19 +141,32 @@ def test_a_failure_while_storing_leaves_no_rows_and_no_new_files(draft, monkeypa
     assert set(cache_dir().glob("*")) == before
 
 
-def test_the_command_prints_each_step_as_it_goes_then_the_report(draft, tmp_path, capsys, monkeypatch):
-    monkeypatch.delenv("TERMITE_REFERENCE_MYSQL_URL", raising=False)  # no MariaDB step: the same steps in CI
-    (tmp_path / "negozio.sql").write_text(DUMP)
-    (tmp_path / "q.jsonl").write_bytes(GOOD_QUESTIONS)
+def add_by_command(
+    tmp_path: Path,
+    *,
+    version: str = "draft-1",
+    slug: str = "negozio",
+    dump: str = DUMP,
+    questions: bytes = GOOD_QUESTIONS,
+) -> None:
+    """`manage.py add_database` as an admin runs it, on files holding `dump` (named after the database) and
+    `questions`."""
+    (tmp_path / f"{slug}.sql").write_text(dump)
+    (tmp_path / "q.jsonl").write_bytes(questions)
     call_command(
         "add_database",
         "--version",
-        "draft-1",
+        version,
         "--dump",
-        str(tmp_path / "negozio.sql"),
+        str(tmp_path / f"{slug}.sql"),
         "--questions",
         str(tmp_path / "q.jsonl"),
     )
+
+
+def test_the_command_prints_each_step_as_it_goes_then_the_report(draft, tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("TERMITE_REFERENCE_MYSQL_URL", raising=False)  # no MariaDB step: the same steps in CI
+    add_by_command(tmp_path)
     out = capsys.readouterr().out
     assert out.startswith(
         "[  0%] building negozio from its dump\n"
@@ -167,18 +180,8 @@ def test_the_command_prints_each_step_as_it_goes_then_the_report(draft, tmp_path
 
 
 def test_the_command_ends_with_the_error_of_a_failed_job_and_stores_nothing(draft, tmp_path, capsys):
-    (tmp_path / "negozio.sql").write_text(DUMP + "INSERT INTO clienti VALUES (;\n")
-    (tmp_path / "q.jsonl").write_bytes(GOOD_QUESTIONS)
     with pytest.raises(CommandError, match=r"^database negozio: .*line 5"):
-        call_command(
-            "add_database",
-            "--version",
-            "draft-1",
-            "--dump",
-            str(tmp_path / "negozio.sql"),
-            "--questions",
-            str(tmp_path / "q.jsonl"),
-        )
+        add_by_command(tmp_path, dump=DUMP + "INSERT INTO clienti VALUES (;\n")
     assert capsys.readouterr().out == "[  0%] building negozio from its dump\n"
     assert not draft.databases.exists() and DatabaseImport.objects.get().state == "failed"
 
@@ -254,9 +257,12 @@ def test_a_mysqldump_dump_imports_in_one_command_and_every_gold_over_it_agrees_w
     """Issue 32's bar: a dump with DELIMITER blocks, a view, a trigger, SET, ENUM, YEAR, BINARY, spatial,
     FULLTEXT and generated columns, added by one command; its gold, over the view too, checked on MariaDB."""
     monkeypatch.setenv("TERMITE_REFERENCE_MYSQL_URL", reference_url)
-    (tmp_path / "biblioteca.sql").write_text(BIBLIOTECA)
-    (tmp_path / "q.jsonl").write_bytes(
-        questions_jsonl(
+    add_by_command(
+        tmp_path,
+        version=draft.label,
+        slug="biblioteca",
+        dump=BIBLIOTECA,
+        questions=questions_jsonl(
             {"question": "Quanti libri sono in catalogo?", "gold_sql": "SELECT COUNT(*) FROM catalogo"},
             {
                 "question": "Quali autori del catalogo hanno scritto romanzi?",
@@ -282,16 +288,7 @@ def test_a_mysqldump_dump_imports_in_one_command_and_every_gold_over_it_agrees_w
                 "question": "Quante copie restano del barone rampante?",
                 "gold_sql": "SELECT copie FROM libri WHERE titolo = 'Il barone rampante'",
             },
-        )
-    )
-    call_command(
-        "add_database",
-        "--version",
-        draft.label,
-        "--dump",
-        str(tmp_path / "biblioteca.sql"),
-        "--questions",
-        str(tmp_path / "q.jsonl"),
+        ),
     )
     out = capsys.readouterr().out
     assert "checking the tables and the gold queries against MariaDB" in out
