@@ -428,21 +428,27 @@ def test_neighbours_of_the_demo_databases_build_and_keep_their_foreign_keys(
             assert read_shape(path) == read_shape(original)
 
 
-def test_a_neighbour_of_a_demo_database_reads_each_table_of_the_original_once(
-    demo_copies: dict, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """One pass over the original, whatever the seed: what keeps a neighbour well under 50 ms
-    (`python -m benchmarks.kernel_speed` times it)."""
-    original, dump = demo_copies["biblioteca"]  # 5 tables, 100 rows
-    statements: list[str] = []
+@pytest.fixture
+def statements(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every statement SQLite runs on a connection opened from here on, in order."""
+    ran: list[str] = []
     connect = sqlite3.connect
 
     def traced(*args: Any, **kwargs: Any) -> sqlite3.Connection:
         connection = connect(*args, **kwargs)
-        connection.set_trace_callback(statements.append)
+        connection.set_trace_callback(ran.append)
         return connection
 
     monkeypatch.setattr(sqlite3, "connect", traced)
+    return ran
+
+
+def test_a_neighbour_of_a_demo_database_reads_each_table_of_the_original_once(
+    demo_copies: dict, statements: list[str]
+) -> None:
+    """One pass over the original, whatever the seed: what keeps a neighbour well under 50 ms
+    (`python -m benchmarks.kernel_speed` times it)."""
+    original, dump = demo_copies["biblioteca"]  # 5 tables, 100 rows
     for seed in range(5):
         statements.clear()
         neighbour_dump(original=original, schema_text=schema_text(dump), seed=str(seed))
@@ -451,18 +457,9 @@ def test_a_neighbour_of_a_demo_database_reads_each_table_of_the_original_once(
 
 
 def test_a_source_read_once_gives_each_seed_the_neighbour_it_gives_alone(
-    scuola: Path, monkeypatch: pytest.MonkeyPatch
+    scuola: Path, statements: list[str]
 ) -> None:
     """A suite draws its 40 candidates from one source: the original is read once for all of them."""
-    statements: list[str] = []
-    connect = sqlite3.connect
-
-    def traced(*args: Any, **kwargs: Any) -> sqlite3.Connection:
-        connection = connect(*args, **kwargs)
-        connection.set_trace_callback(statements.append)
-        return connection
-
-    monkeypatch.setattr(sqlite3, "connect", traced)
     literals = {"cognome": {"Rossi"}, "media": {Decimal("8.5")}}
     source = NeighbourSource(original=scuola, schema_text=schema_text(SCUOLA), literals=literals)
     reads = len(statements)
