@@ -69,7 +69,7 @@ RUNAWAY = (
 )
 RUNAWAY_QUERIES = 10
 REPEATS = 3
-SUITE_CANDIDATES = 40  # as TERMITE_SUITE_CANDIDATES by default
+SUITE_CANDIDATES = 60  # as TERMITE_SUITE_CANDIDATES by default
 RUNS = itertools.count(1)  # run numbers: each run's predictions are its own text
 
 T = TypeVar("T")

@@ -9,7 +9,7 @@ groupings, a LIKE, an aggregate over a date range. The target (issue 32): the su
 50,000 rows built in 30 s at most, telling at least as many near misses apart as before.
 
 The suite is built as an import builds it (`evaluation.distillation.distil_suite`, `--candidates`
-neighbour candidates, 40 by default as TERMITE_SUITE_CANDIDATES, no reference engine). Prints figures only:
+neighbour candidates, 60 by default as TERMITE_SUITE_CANDIDATES, no reference engine). Prints figures only:
 the build time, the candidates built and kept, and the near misses told apart by the original alone and by
 the original with the suite.
 """
@@ -147,7 +147,7 @@ CITIES = ("Bologna", "Torino", "Roma", "Milano", "Napoli", "Bari", "Trento", "Ge
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=50_000, help="About how many rows in all")
-    parser.add_argument("--candidates", type=int, default=40, help="Neighbour candidates")
+    parser.add_argument("--candidates", type=int, default=60, help="Neighbour candidates")
     parser.add_argument("--seed", default="termite", help="The suite's seed")
     args = parser.parse_args()
     dump = synthetic_dump(args.rows)

@@ -342,7 +342,9 @@ TERMITE_PROBING_SIMILARITY = env_float("TERMITE_PROBING_SIMILARITY", 0.9)
 TERMITE_PROBING_COMMON_SHARE = env_float("TERMITE_PROBING_COMMON_SHARE", 0.1)
 # Test suites (evaluation/scoring/suites.py): neighbour databases generated per database at import, of which
 # at most 8 are kept; the seed makes them reproducible (same archive and seed, same bytes). 0 builds none.
-TERMITE_SUITE_CANDIDATES = env_int("TERMITE_SUITE_CANDIDATES", 40)
+# 60: a neighbour is drawn from a sample of each large table (neighbours.py), and 60 such candidates tell
+# apart at least as many near misses as 40 drawn from whole tables did (benchmarks/suite_build.py, README).
+TERMITE_SUITE_CANDIDATES = env_int("TERMITE_SUITE_CANDIDATES", 60)
 TERMITE_SUITE_SEED = env_str("TERMITE_SUITE_SEED", "termite")
 # A scoring job stamps its submission's heartbeat this often; the sweeper re-enqueues a `running`
 # submission silent for three beats (its job died), or, whatever its heartbeat, running for longer than
