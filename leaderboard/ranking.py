@@ -816,26 +816,42 @@ def _kept_page(key: str) -> tuple[Any, str]:
         logger.warning("leaderboard cache unavailable (%s)", type(error).__name__)
         return None, ""
     page = stored.get(key)
-    holds = page is not None and page.token == token and (page.expires is None or page.expires > time.time())
-    return (page if holds else None), token
+    if page is None:
+        return None, token
+    if page.token == token and (page.expires is None or page.expires > time.time()):
+        return page, token
+    # Stale while revalidating, as `cached`: after a change, while another request makes the page again,
+    # the page kept before the change is served, with no token to keep anything under.
+    if page.token != token and page.made_from is not None and _being_made(*page.made_from):
+        return page, ""
+    return None, token
 
 
-def whole_page_keep(address: str, page: WholePage | None, *, label: str) -> None:
-    """Keep `page` for `address` (a page of version `label`), unless it is None or there is no token."""
-    _keep_page(_kept_page_key(address, "whole"), page, label=label)
+def _being_made(label: str, kind: str) -> bool:
+    try:
+        return cache.get(f"{cache_key(label, kind)}:building") is not None
+    except Exception as error:
+        logger.warning("leaderboard cache unavailable (%s)", type(error).__name__)
+        return False
 
 
-def visitor_page_keep(address: str, page: CachedPage, *, token: str, label: str) -> None:
+def whole_page_keep(address: str, page: WholePage | None, *, label: str, kind: str) -> None:
+    """Keep `page` for `address` (made of the value `kind` of version `label`), unless it is None or there
+    is no token."""
+    _keep_page(_kept_page_key(address, "whole"), page, label=label, kind=kind)
+
+
+def visitor_page_keep(address: str, page: CachedPage, *, token: str, label: str, kind: str) -> None:
     """Keep `page` for `address` under `token` (read by `visitor_page` before it was built)."""
-    _keep_page(_kept_page_key(address, "visitor"), replace(page, token=token), label=label)
+    _keep_page(_kept_page_key(address, "visitor"), replace(page, token=token), label=label, kind=kind)
 
 
-def _keep_page(key: str, page: Kept | None, *, label: str) -> None:
+def _keep_page(key: str, page: Kept | None, *, label: str, kind: str) -> None:
     if page is None or not page.token:
         return
     try:
         expires = cache.get(_expiry_key(label))
-        cache.set(key, replace(page, expires=expires), CACHE_SECONDS)
+        cache.set(key, replace(page, expires=expires, made_from=(label, kind)), CACHE_SECONDS)
     except Exception as error:
         logger.warning("leaderboard cache unavailable (%s)", type(error).__name__)
 

@@ -135,9 +135,9 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
         if not view.q and canonical and not served_stale():
             if anonymous:
                 whole = cached_page.WholePage.of(response, token=token)
-                ranking.whole_page_keep(address, whole, label=version.label)
+                ranking.whole_page_keep(address, whole, label=version.label, kind=kind)
             else:
-                ranking.visitor_page_keep(address, page, token=token, label=version.label)
+                ranking.visitor_page_keep(address, page, token=token, label=version.label, kind=kind)
         return response
 
 

@@ -101,6 +101,7 @@ class CachedPage:
     # As for a `WholePage`: set where the page is kept per address, for visitors with a nav of their own.
     token: str = ""
     expires: float | None = None
+    made_from: tuple[str, ...] | None = None
 
     @classmethod
     def of(cls, html: str) -> CachedPage:
@@ -191,6 +192,8 @@ class WholePage:
     etag: str
     token: str
     expires: float | None
+    # Which cached value it was made of, for whoever keeps it to tell when a newer one is being made.
+    made_from: tuple[str, ...] | None = None
 
     @classmethod
     def of(cls, response: HttpResponse, *, token: str, expires: float | None = None) -> WholePage | None:

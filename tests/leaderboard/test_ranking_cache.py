@@ -4,6 +4,7 @@ covering each version and each format, and that cache dropped whenever the ranki
 from __future__ import annotations
 
 import gzip
+import hashlib
 import re
 import time
 from datetime import timedelta
@@ -507,6 +508,33 @@ def test_while_one_request_renders_a_changed_ranking_the_others_get_the_previous
     assert ranking.cached("demo-1.0", "probe", build("after")) == "after"
     assert ranking.cached("demo-1.0", "probe", build("again")) == "after"
     assert builds == ["before", "after"]
+
+
+def test_while_a_change_is_being_rendered_the_page_kept_before_it_is_served_and_then_the_new_one(
+    make_submission, demo_version, owner
+):
+    """Stale while revalidating for the pages kept per address: after a change, while one request makes
+    the page again, anonymous and signed-in visitors get the page kept before it, with no query but a
+    signed-in visitor's own; once it is made, the new one."""
+    make_submission(model_name="Prima", **scored_fields(12))
+    signed_in = Client()
+    signed_in.force_login(owner)
+    for visitor in (Client(), signed_in):
+        assert row_names(visitor.get(PAGE)) == ["Prima"]  # made, and kept at the page's address
+    make_submission(model_name="Seconda", **scored_fields(20))
+    leaderboard_changed(version=demo_version)
+    kind = "response-en-" + hashlib.sha256(b"").hexdigest()[:32]  # the first page's: its query is empty
+    lock = f"{ranking.cache_key(demo_version.label, kind)}:building"
+    assert cache.add(lock, 1)  # another request is making the new page
+    with CaptureQueriesContext(connection) as queries:
+        assert row_names(Client().get(PAGE)) == ["Prima"]
+    assert len(queries) == 0
+    with CaptureQueriesContext(connection) as queries:
+        assert row_names(signed_in.get(PAGE)) == ["Prima"]
+    assert not any("leaderboard_submission" in q["sql"] for q in queries)
+    cache.delete(lock)  # it is done (here: it died; the next request makes it)
+    for visitor in (Client(), signed_in):
+        assert row_names(visitor.get(PAGE)) == ["Seconda", "Prima"]
 
 
 def test_with_nothing_built_before_a_request_builds_rather_than_wait(demo_version):
