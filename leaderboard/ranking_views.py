@@ -8,6 +8,7 @@ leaderboard/ranking.py), so once warm they cost one query whatever the number of
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -93,14 +94,9 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
 
     # A message is for its visitor alone: never in a cached page.
     has_message = not anonymous and bool(get_messages(request))
-    if anonymous:
-        whole, token = ranking.whole_page(address)
-        if whole is not None:
-            return cached_page.serve_whole(request, whole)
-    elif not has_message:
-        kept, token = ranking.visitor_page(address)
-        if kept is not None:
-            return cached_page.respond(request, kept, nav=nav)
+    kept, token = (None, "") if has_message else _kept_answer(request, address, anonymous=anonymous, nav=nav)
+    if kept is not None:
+        return kept
     with ranking.staleness() as served_stale:
         versions = _published_versions()
         version = _chosen_version(versions, request.GET.get("version"))
@@ -133,12 +129,23 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
         # spelling), and only when made of the current ranking.
         canonical = request.get_full_path() == request.path + (f"?{query}" if query else "")
         if not view.q and canonical and not served_stale():
+            made_of = {"label": version.label, "kind": kind}
             if anonymous:
-                whole = cached_page.WholePage.of(response, token=token)
-                ranking.whole_page_keep(address, whole, label=version.label, kind=kind)
+                ranking.whole_page_keep(address, cached_page.WholePage.of(response, token=token), **made_of)
             else:
-                ranking.visitor_page_keep(address, page, token=token, label=version.label, kind=kind)
+                ranking.visitor_page_keep(address, page, token=token, **made_of)
         return response
+
+
+def _kept_answer(
+    request: HttpRequest, address: str, *, anonymous: bool, nav: Callable[[], str]
+) -> tuple[HttpResponse | None, str]:
+    """The answer from the page kept at `address`, if one holds, and the token to keep a new one under."""
+    if anonymous:
+        whole, token = ranking.whole_page(address)
+        return (cached_page.serve_whole(request, whole) if whole is not None else None), token
+    kept, token = ranking.visitor_page(address)
+    return (cached_page.respond(request, kept, nav=nav) if kept is not None else None), token
 
 
 def _context(
