@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -65,14 +66,18 @@ INSERT INTO ordini VALUES (500, 7000, '2027-1-5', '9:5', '2027-01-05 9:05'), (50
 """
 
 
-@pytest.fixture
-def built(tmp_path: Path) -> tuple[BuildReport, sqlite3.Connection]:
-    target = tmp_path / "bottega.sqlite3"
-    report = build_sqlite(DUMP, target)
+def opened_build(dump: str, target: Path) -> Iterator[tuple[BuildReport, sqlite3.Connection]]:
+    """The copy of `dump` built at `target`, its report and a connection to it with MySQL's functions."""
+    report = build_sqlite(dump, target)
     conn = sqlite3.connect(target)
     install_functions(conn)
     yield report, conn
     conn.close()
+
+
+@pytest.fixture
+def built(tmp_path: Path) -> Iterator[tuple[BuildReport, sqlite3.Connection]]:
+    yield from opened_build(DUMP, tmp_path / "bottega.sqlite3")
 
 
 def rows(conn: sqlite3.Connection, sql: str) -> list[tuple]:
@@ -442,13 +447,8 @@ def test_rebuilding_the_same_dump_gives_the_same_bytes(tmp_path: Path) -> None:
 
 
 @pytest.fixture
-def biblioteca(tmp_path: Path) -> tuple[BuildReport, sqlite3.Connection]:
-    target = tmp_path / "biblioteca.sqlite3"
-    report = build_sqlite(BIBLIOTECA, target)
-    conn = sqlite3.connect(target)
-    install_functions(conn)
-    yield report, conn
-    conn.close()
+def biblioteca(tmp_path: Path) -> Iterator[tuple[BuildReport, sqlite3.Connection]]:
+    yield from opened_build(BIBLIOTECA, tmp_path / "biblioteca.sqlite3")
 
 
 def test_a_mysqldump_dump_builds_its_tables_and_names_its_routines_views_and_triggers(biblioteca) -> None:
