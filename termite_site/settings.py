@@ -187,6 +187,8 @@ else:
     }
 
 AUTH_USER_MODEL = "accounts.User"
+# Django's ModelBackend, with each signed-in user's row kept between requests while unchanged.
+AUTHENTICATION_BACKENDS = ["termite_site.accounts.backends.RememberingModelBackend"]
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

@@ -99,12 +99,14 @@ def _clean_cache():
 
     from leaderboard import ranking_views
     from termite_site import cached_page
+    from termite_site.accounts import backends
 
     def clear() -> None:
         cache.clear()
-        # What a process keeps rendered besides the cache: a row's HTML, a visitor's nav.
+        # What a process keeps besides the cache: a row's HTML, a visitor's nav, a signed-in user's row.
         ranking_views._ROWS_RENDERED.clear()
         cached_page._NAVS.clear()
+        backends._ROWS.clear()
 
     clear()
     yield

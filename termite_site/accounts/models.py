@@ -11,6 +11,8 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from termite_site.accounts import user_stamps
+
 TOKEN_PREFIX = "tmt_"
 
 
@@ -49,6 +51,7 @@ class User(AbstractUser):
         )
         if changed:
             self.email_confirmed_at = now
+            user_stamps.forget([self.pk])
         return bool(changed)
 
     def change_email(self, email: str) -> None:

@@ -15,7 +15,7 @@ from django.utils.text import slugify
 from django.utils.translation import gettext as _
 
 from termite_site import ratelimit
-from termite_site.accounts import confirmation
+from termite_site.accounts import confirmation, user_stamps
 from termite_site.accounts.models import (
     ApiToken,
     Team,
@@ -103,7 +103,12 @@ def user_profile_update(*, user: User, email: str, affiliation: str, site_url: s
 
 def users_mark_email_confirmed(*, users: QuerySet[User]) -> int:
     """Staff vouch for these accounts' addresses (the admin's action); how many were unconfirmed."""
-    return users.filter(email_confirmed_at__isnull=True).update(email_confirmed_at=timezone.now())
+    unconfirmed = list(users.filter(email_confirmed_at__isnull=True).values_list("pk", flat=True))
+    with transaction.atomic():
+        user_stamps.forget(unconfirmed)
+        return User.objects.filter(pk__in=unconfirmed, email_confirmed_at__isnull=True).update(
+            email_confirmed_at=timezone.now()
+        )
 
 
 def _count_confirmation_mail(*, user: User) -> None:

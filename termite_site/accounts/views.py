@@ -88,7 +88,7 @@ def signup(request: HttpRequest) -> HttpResponse:
                 affiliation=form.cleaned_data["affiliation"],
                 site_url=_site_url(request),
             )
-            login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+            login(request, user)
             messages.success(request, _("Welcome to Termite Portal, %(name)s.") % {"name": user.username})
             messages.info(
                 request,
