@@ -797,34 +797,37 @@ def _kept_page_key(address: str, kind: str) -> str:
 def whole_page(address: str) -> tuple[WholePage | None, str]:
     """The answer kept for `address` if it still holds, and the token to keep a new one under: read before
     the page is built, so that a page built while the ranking changed is kept where nobody looks."""
-    return _kept_page(_kept_page_key(address, "whole"))
+    page, token, _also = _kept_page(_kept_page_key(address, "whole"))
+    return page, token
 
 
-def visitor_page(address: str) -> tuple[CachedPage | None, str]:
-    """As `whole_page`, the page kept for `address` for visitors with a nav of their own."""
-    return _kept_page(_kept_page_key(address, "visitor"))
+def visitor_page(address: str, *, also: Sequence[str] = ()) -> tuple[CachedPage | None, str, dict[str, Any]]:
+    """As `whole_page`, the page kept for `address` for visitors with a nav of their own; and the cache's
+    values under the keys `also`, read in the same trip (what recognises the visitor)."""
+    return _kept_page(_kept_page_key(address, "visitor"), also=also)
 
 
-def _kept_page(key: str) -> tuple[Any, str]:
+def _kept_page(key: str, *, also: Sequence[str] = ()) -> tuple[Any, str, dict[str, Any]]:
     try:
-        stored = cache.get_many([_PAGES_TOKEN_KEY, key])
+        stored = cache.get_many([_PAGES_TOKEN_KEY, key, *also])
         token = stored.get(_PAGES_TOKEN_KEY)
         if token is None:
             cache.add(_PAGES_TOKEN_KEY, uuid.uuid4().hex, timeout=None)
             token = cache.get(_PAGES_TOKEN_KEY)
     except Exception as error:  # a cache outage makes the leaderboard slower, never unavailable
         logger.warning("leaderboard cache unavailable (%s)", type(error).__name__)
-        return None, ""
+        return None, "", {}
+    found = {name: stored[name] for name in also if name in stored}
     page = stored.get(key)
     if page is None:
-        return None, token
+        return None, token, found
     if page.token == token and (page.expires is None or page.expires > time.time()):
-        return page, token
+        return page, token, found
     # Stale while revalidating, as `cached`: after a change, while another request makes the page again,
     # the page kept before the change is served, with no token to keep anything under.
     if page.token != token and page.made_from is not None and _being_made(*page.made_from):
-        return page, ""
-    return None, token
+        return page, "", found
+    return None, token, found
 
 
 def _being_made(label: str, kind: str) -> bool:

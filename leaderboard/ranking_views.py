@@ -31,6 +31,7 @@ from leaderboard.forms import CompareForm, RankingForm, RankingView
 from leaderboard.model_card import Approach, Weights
 from leaderboard.models import Submission
 from termite_site import cached_page
+from termite_site.accounts import known_visitors
 from termite_site.accounts.models import Team
 
 
@@ -92,9 +93,7 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
     def nav() -> str:
         return cached_page.visitor_nav(request)
 
-    # A message is for its visitor alone: never in a cached page.
-    has_message = not anonymous and bool(get_messages(request))
-    kept, token = (None, "") if has_message else _kept_answer(request, address, anonymous=anonymous, nav=nav)
+    kept, token, has_message = _kept_answer(request, address, anonymous=anonymous, nav=nav)
     if kept is not None:
         return kept
     with ranking.staleness() as served_stale:
@@ -139,13 +138,18 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
 
 def _kept_answer(
     request: HttpRequest, address: str, *, anonymous: bool, nav: Callable[[], str]
-) -> tuple[HttpResponse | None, str]:
-    """The answer from the page kept at `address`, if one holds, and the token to keep a new one under."""
+) -> tuple[HttpResponse | None, str, bool]:
+    """The answer from the page kept at `address`, if one holds and may be served; the token to keep a new
+    one under; and whether the visitor has a message waiting, which is for them alone: never in a kept
+    page. A signed-in visitor is recognised in the same read of the cache as the page, when known."""
     if anonymous:
         whole, token = ranking.whole_page(address)
-        return (cached_page.serve_whole(request, whole) if whole is not None else None), token
-    kept, token = ranking.visitor_page(address)
-    return (cached_page.respond(request, kept, nav=nav) if kept is not None else None), token
+        return (cached_page.serve_whole(request, whole) if whole is not None else None), token, False
+    kept, token, stamps = ranking.visitor_page(address, also=known_visitors.stamp_keys(request))
+    known_visitors.recognise(request, stamps)
+    if known_visitors.may_have_messages(request) and get_messages(request):
+        return None, "", True
+    return (cached_page.respond(request, kept, nav=nav) if kept is not None else None), token, False
 
 
 def _context(

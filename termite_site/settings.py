@@ -86,7 +86,7 @@ MIDDLEWARE = [
     "termite_site.middleware.RejectNulMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "termite_site.accounts.known_visitors.KnownVisitorMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "termite_site.middleware.NoIndexMiddleware",
@@ -234,9 +234,10 @@ EMAIL_FILE_PATH = env_str("EMAIL_FILE_PATH", str(DATA_DIR / "mail"))
 # How long the link that confirms an e-mail address works; self sign-up must confirm before uploading.
 TERMITE_EMAIL_CONFIRM_DAYS = env_int("TERMITE_EMAIL_CONFIRM_DAYS", 3)
 
-# A session is read from the cache (Redis in production), written through to the database: a signed-in
-# visitor's leaderboard page asks the database for their user alone (README "Performance").
-SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+# A session is read from the cache (Redis in production), written through to the database, and stamped:
+# a signed-in visitor known to a process costs one cache read, of the stamps of their session and user
+# (termite_site/accounts/known_visitors.py; README "Performance").
+SESSION_ENGINE = "termite_site.accounts.sessions"
 
 # Production hardening; `manage.py check --deploy` passes with DEBUG off.
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")

@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from termite_site.accounts import user_stamps
+from termite_site.accounts import stamps
 
 TOKEN_PREFIX = "tmt_"
 
@@ -51,7 +51,7 @@ class User(AbstractUser):
         )
         if changed:
             self.email_confirmed_at = now
-            user_stamps.forget([self.pk])
+            stamps.forget([stamps.of_user(self.pk)])
         return bool(changed)
 
     def change_email(self, email: str) -> None:

@@ -15,7 +15,7 @@ from django.utils.text import slugify
 from django.utils.translation import gettext as _
 
 from termite_site import ratelimit
-from termite_site.accounts import confirmation, user_stamps
+from termite_site.accounts import confirmation, stamps
 from termite_site.accounts.models import (
     ApiToken,
     Team,
@@ -105,7 +105,7 @@ def users_mark_email_confirmed(*, users: QuerySet[User]) -> int:
     """Staff vouch for these accounts' addresses (the admin's action); how many were unconfirmed."""
     unconfirmed = list(users.filter(email_confirmed_at__isnull=True).values_list("pk", flat=True))
     with transaction.atomic():
-        user_stamps.forget(unconfirmed)
+        stamps.forget(map(stamps.of_user, unconfirmed))
         return User.objects.filter(pk__in=unconfirmed, email_confirmed_at__isnull=True).update(
             email_confirmed_at=timezone.now()
         )

@@ -12,6 +12,7 @@ from datetime import timedelta
 import pytest
 from django.contrib import messages
 from django.contrib.messages.storage.cookie import CookieStorage
+from django.contrib.messages.storage.session import SessionStorage
 from django.core.cache import cache
 from django.db import connection
 from django.http import HttpResponse
@@ -473,6 +474,25 @@ def test_a_page_with_a_message_for_its_visitor_is_not_cached(client, owner, make
     assert "Messaggio per te solo" in client.get(PAGE).content.decode()
     client.logout()
     assert "Messaggio per te solo" not in client.get(PAGE).content.decode()
+
+
+def test_a_message_kept_in_the_session_of_a_known_visitor_is_shown_on_the_kept_page(
+    client, owner, make_submission, settings
+):
+    """Where messages are kept in the session, a visitor known to the process (no read of their session,
+    termite_site/accounts/known_visitors.py) still gets the page with their message, uncached."""
+    settings.MESSAGE_STORAGE = "django.contrib.messages.storage.session.SessionStorage"
+    make_submission(model_name="Prima", **scored_fields(12))
+    client.force_login(owner)
+    assert "Prima" in client.get(PAGE).content.decode()  # known, and the page kept for signed-in visitors
+    request = RequestFactory().get("/")
+    request.session = client.session
+    stored = SessionStorage(request)
+    stored.add(messages.SUCCESS, "Messaggio nella sessione")
+    stored.update(HttpResponse())
+    request.session.save()
+    assert "Messaggio nella sessione" in client.get(PAGE).content.decode()
+    assert "Messaggio nella sessione" not in client.get(PAGE).content.decode()  # shown once
 
 
 def test_the_json_export_is_kept_gzipped_and_served_plain_to_a_client_without_gzip(client, make_submission):

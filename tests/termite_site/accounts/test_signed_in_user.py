@@ -1,5 +1,5 @@
 """Who is signed in is known without reading their row on every request, and never as they were before a
-change (termite_site/accounts/backends.py, user_stamps.py)."""
+change (termite_site/accounts/backends.py, stamps.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from django.contrib.auth import SESSION_KEY
 from django.db import transaction
 
-from termite_site.accounts import user_stamps
+from termite_site.accounts import stamps
 from termite_site.accounts.backends import RememberingModelBackend
 from termite_site.accounts.models import User
 from termite_site.accounts.services import users_mark_email_confirmed
@@ -60,7 +60,7 @@ def test_a_disabled_or_deleted_user_is_signed_in_no_more(backend, owner, other_u
 
 def test_an_update_that_sends_no_signal_is_seen_too(backend, owner, other_user):
     User.objects.filter(pk__in=[owner.pk, other_user.pk]).update(email_confirmed_at=None)
-    user_stamps.forget([owner.pk, other_user.pk])
+    stamps.forget([stamps.of_user(owner.pk), stamps.of_user(other_user.pk)])
     assert backend.get_user(owner.pk).must_confirm_email
     owner.refresh_from_db()
     assert owner.confirm_email(email=owner.email)
@@ -83,7 +83,7 @@ def test_a_row_read_before_a_change_commits_is_not_used_after_it(
 
 
 def test_without_the_cache_the_row_is_read_each_time(backend, owner, django_assert_num_queries):
-    with mock.patch("termite_site.accounts.user_stamps.cache.get", side_effect=ConnectionError):
+    with mock.patch("termite_site.accounts.stamps.cache.get", side_effect=ConnectionError):
         for _ in range(2):
             with django_assert_num_queries(1):
                 assert backend.get_user(owner.pk) == owner
