@@ -1,7 +1,7 @@
 """The public leaderboard under load: 1,000 scored submissions, gunicorn on PostgreSQL, Redis cache.
 
     .venv/bin/python -m benchmarks.leaderboard_load [--submissions 1000] [--users 20] [--seconds 15]
-        [--changes-per-second 1]
+        [--changes-per-second 1] [--turns 3]
 
 Needs PostgreSQL and Redis on this machine (BENCH_POSTGRES_URL, BENCH_REDIS_URL); makes and drops a
 scratch database. Prints, in one run:
@@ -9,8 +9,10 @@ scratch database. Prints, in one run:
 - for the leaderboard page (its first page and the page of every row) and its JSON export, anonymous:
   one cold request (empty cache), then requests per second and p50/p99 latency with `--users` concurrent
   clients, and the bytes of each answer as sent and uncompressed;
-- the first page for `--users` signed-in visitors, each a distinct user with a session of their own;
-- the first page, anonymous and signed-in, while new public submissions are scored and published at
+- four lines of the first page, loaded in `--turns` turns each (anonymous, signed-in, anonymous with
+  churn, signed-in with churn, and again) so that a drift of the machine's speed weighs on each alike,
+  and compared with the first: anonymous again; `--users` signed-in visitors, each a distinct user with
+  a session of their own; and both while new public submissions are scored and published at
   `--changes-per-second` ("churn": each one changes the ranking, which drops the cached page). The
   capacity target is 10,000 submissions a day, about one every 9 s; a run of a few seconds needs more
   for the changes to weigh, so the default is one a second;
@@ -19,8 +21,8 @@ scratch database. Prints, in one run:
 Every client sends `Accept-Encoding: gzip, deflate, br` as browsers do. The anonymous endpoints are loaded
 twice: by Debian's `wrk` (C: the load costs the server almost none of the machine's two cores), when it is
 installed, and by Python threads (`loadkit.hammer`, which take about one core themselves). The signed-in
-and churn lines are Python threads only (each thread sends its own visitor's cookie), so compare them with
-the anonymous page's Python line. Loopback only.
+and churn lines are Python threads only (each thread sends its own visitor's cookie), and are compared with
+the anonymous page's Python line loaded just before them. Loopback only.
 """
 
 from __future__ import annotations
@@ -201,6 +203,16 @@ def clients(base_url: str, *, users: int, seconds: float) -> dict[str, Callable[
     return loaders
 
 
+def in_turns(loads: dict[str, Callable[[float], Load]], *, seconds: float, turns: int) -> dict[str, Load]:
+    """Each of `loads` for `seconds` in all, in `turns` turns taken in order, merged into one line each."""
+    merged: dict[str, Load] = {}
+    for _turn in range(turns):
+        for name, load in loads.items():
+            part = load(seconds / turns)
+            merged[name] = part if name not in merged else merged[name].merged_with(part)
+    return merged
+
+
 def row(name: str, client: str, cold: str, load: Load | WrkLoad, size: str) -> str:
     return (
         f"| `{name}` | {client} | {cold} | {load.requests_per_second:.1f} | "
@@ -215,6 +227,7 @@ def main() -> None:
     parser.add_argument("--users", type=int, default=20)
     parser.add_argument("--seconds", type=float, default=15)
     parser.add_argument("--changes-per-second", type=float, default=1.0)
+    parser.add_argument("--turns", type=int, default=3)
     args = parser.parse_args()
     with Portal("leaderboard_load") as portal:
         seeded = Seeded(args.submissions)
@@ -239,12 +252,12 @@ def main() -> None:
                 print(load.line(f"{name} ({client})"))
                 table.append(row(name, client, f"{1000 * cold:.0f} ms", load, sizes[name]))
 
-        def visit(visitors: list[dict[str, str]]) -> Load:
+        def visit(visitors: list[dict[str, str]], seconds: float) -> Load:
             return hammer(
                 portal.url,
                 [first_page],
                 users=args.users,
-                seconds=args.seconds,
+                seconds=seconds,
                 headers=BROWSER,
                 visitors=visitors,
             )
@@ -266,30 +279,43 @@ def main() -> None:
             f"churn: a new public scored submission every {1 / args.changes_per_second:g} s, each dropping the "
             "cached ranking (the capacity target, 10,000 a day, is one every 9 s)"
         )
-        others = {}
-        for who, visitors, churning in (
-            (f"{len(signed_in)} signed-in users", signed_in, False),
-            ("anonymous", [], True),
-            (f"{len(signed_in)} signed-in users", signed_in, True),
-        ):
-            settle(portal.url + first_page, {**BROWSER, **(visitors[0] if visitors else {})})
-            if not churning:
-                others[f"Python, {who}"] = visit(visitors)
-                continue
-            started = time.monotonic()
-            with Churn(seeded, per_second=args.changes_per_second) as churn:
-                load = visit(visitors)
-            # The last answers may come after the load's seconds, and the changes go on until then.
-            others[f"Python, {who}, churn: {churn.changes} changes in {time.monotonic() - started:.0f} s"] = (
-                load
-            )
-        base = anonymous[first_page]
+        # The lines compared are loaded in turns (`--turns` of each, `--seconds` in all per line): the Python
+        # clients' rate drifts over a run, by a quarter between runs minutes apart (the machine's two cores
+        # are shared by both sides), and in turns a drift weighs on every line alike.
+        changes = {"anonymous": 0, "signed-in": 0}
+
+        def churned(who: str, visitors: list[dict[str, str]]) -> Callable[[float], Load]:
+            def load(seconds: float) -> Load:
+                with Churn(seeded, per_second=args.changes_per_second) as churn:
+                    answered = visit(visitors, seconds)
+                changes[who] += churn.changes
+                return answered
+
+            return load
+
+        signed = f"{len(signed_in)} signed-in users"
+        settle(portal.url + first_page, BROWSER)
+        others = in_turns(
+            {
+                "Python, anonymous": lambda seconds: visit([], seconds),
+                f"Python, {signed}": lambda seconds: visit(signed_in, seconds),
+                "Python, anonymous, churn": churned("anonymous", []),
+                f"Python, {signed}, churn": churned("signed-in", signed_in),
+            },
+            seconds=args.seconds,
+            turns=args.turns,
+        )
+        base = others["Python, anonymous"]
         for client, load in others.items():
+            if client.endswith("churn"):
+                client += f": {changes['signed-in' if signed in client else 'anonymous']} changes"
             print(load.line(f"{first_page} ({client})"))
-            print(
-                f"    against the anonymous page (Python): throughput {load.requests_per_second / base.requests_per_second:.3f}x, "
-                f"p99 {load.percentile(99) / base.percentile(99):.2f}x"
-            )
+            if load is not base:
+                print(
+                    f"    against the anonymous page loaded in turns with it (Python): throughput "
+                    f"{load.requests_per_second / base.requests_per_second:.3f}x, "
+                    f"p99 {load.percentile(99) / base.percentile(99):.2f}x"
+                )
             table.append(row(first_page, client, "", load, sizes[first_page]))
 
         print()

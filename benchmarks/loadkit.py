@@ -152,6 +152,15 @@ class Load:
     def errors(self) -> int:
         return sum(self.failures.values())
 
+    def merged_with(self, other: Load) -> Load:
+        """This load and `other`, as one: their times added, their requests together."""
+        return Load(
+            seconds=self.seconds + other.seconds,
+            latencies=self.latencies + other.latencies,
+            body_bytes=self.body_bytes + other.body_bytes,
+            failures=self.failures + other.failures,
+        )
+
     @property
     def requests_per_second(self) -> float:
         return len(self.latencies) / self.seconds
