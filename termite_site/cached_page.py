@@ -92,9 +92,7 @@ def gzip_around(head: Deflated, middle: bytes, tail: Deflated) -> bytes:
     trailer = struct.pack("<II", crc, size & _WORD)
     # The middle (a nav: a few hundred bytes) is deflated per request: with the least memory for its state,
     # which takes a third of the time to set up (23 against 59 us) for 10 % more bytes.
-    return b"".join(
-        (_GZIP_HEADER, head.data, _deflate(middle, mem_level=1), tail.data, _LAST_BLOCK, trailer)
-    )
+    return b"".join((_GZIP_HEADER, head.data, _deflate(middle, mem_level=1), tail.data, _LAST_BLOCK, trailer))
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from django.core.cache import cache
 from django.test import Client
 
 from termite_site.accounts import stamps
+from termite_site.accounts.services import account_disable
 from termite_site.accounts.sessions import SessionStore
 
 pytestmark = pytest.mark.django_db
@@ -57,6 +58,12 @@ def test_a_change_of_the_user_is_seen_at_their_next_request(staff):
     staff.is_staff = False
     staff.save()
     assert "/staff/" not in client.get("/").content.decode()
+
+
+def test_a_known_visitor_disabled_by_staff_is_signed_out_at_their_next_request(owner, staff):
+    client = signed_in(owner)
+    account_disable(user=owner, by=staff)
+    assert client.get(PAGE).status_code == 302
 
 
 def test_a_new_password_elsewhere_signs_out_a_known_session(owner):
