@@ -18,11 +18,11 @@ scratch database. Prints, in one run:
   for the changes to weigh, so the default is one a second;
 - the cold render: the time of one request on an empty cache, several times, for each page.
 
-Every client sends `Accept-Encoding: gzip, deflate, br` as browsers do. The anonymous endpoints are loaded
-twice: by Debian's `wrk` (C: the load costs the server almost none of the machine's two cores), when it is
-installed, and by Python threads (`loadkit.hammer`, which take about one core themselves). The signed-in
-and churn lines are Python threads only (each thread sends its own visitor's cookie), and are compared with
-the anonymous page's Python line loaded just before them. Loopback only.
+Every client sends `Accept-Encoding: gzip, deflate, br` as browsers do. Every load is made by Debian's
+`wrk` (C: the load costs the server almost none of the machine's two cores), when it is installed, and by
+Python threads (`loadkit.hammer`, which take about one core themselves); a signed-in visitor's cookie goes
+with each request (wrk: the visitors in turn), and each client's lines are compared with its own anonymous
+line. Loopback only.
 """
 
 from __future__ import annotations
@@ -203,14 +203,24 @@ def clients(base_url: str, *, users: int, seconds: float) -> dict[str, Callable[
     return loaders
 
 
-def in_turns(loads: dict[str, Callable[[float], Load]], *, seconds: float, turns: int) -> dict[str, Load]:
+def in_turns(
+    loads: dict[str, Callable[[float], Load | WrkLoad]], *, seconds: float, turns: int
+) -> dict[str, Load | WrkLoad]:
     """Each of `loads` for `seconds` in all, in `turns` turns taken in order, merged into one line each."""
-    merged: dict[str, Load] = {}
+    merged: dict[str, Load | WrkLoad] = {}
     for _turn in range(turns):
         for name, load in loads.items():
             part = load(seconds / turns)
-            merged[name] = part if name not in merged else merged[name].merged_with(part)
+            merged[name] = part if name not in merged else _merged(merged[name], part)
     return merged
+
+
+def _merged(first: Load | WrkLoad, second: Load | WrkLoad) -> Load | WrkLoad:
+    if isinstance(first, Load) and isinstance(second, Load):
+        return first.merged_with(second)
+    if isinstance(first, WrkLoad) and isinstance(second, WrkLoad):
+        return first.merged_with(second)
+    raise TypeError("the turns of one line are loaded by one client")
 
 
 def row(name: str, client: str, cold: str, load: Load | WrkLoad, size: str) -> str:
@@ -252,7 +262,15 @@ def main() -> None:
                 print(load.line(f"{name} ({client})"))
                 table.append(row(name, client, f"{1000 * cold:.0f} ms", load, sizes[name]))
 
-        def visit(visitors: list[dict[str, str]], seconds: float) -> Load:
+        def visit(client: str, visitors: list[dict[str, str]], seconds: float) -> Load | WrkLoad:
+            if client == "wrk":
+                return wrk(
+                    portal.url + first_page,
+                    users=args.users,
+                    seconds=seconds,
+                    headers=BROWSER,
+                    visitors=visitors,
+                )
             return hammer(
                 portal.url,
                 [first_page],
@@ -281,42 +299,45 @@ def main() -> None:
         )
         # The lines compared are loaded in turns (`--turns` of each, `--seconds` in all per line): the Python
         # clients' rate drifts over a run, by a quarter between runs minutes apart (the machine's two cores
-        # are shared by both sides), and in turns a drift weighs on every line alike.
-        changes = {"anonymous": 0, "signed-in": 0}
+        # are shared by both sides), and in turns a drift weighs on every line alike. Each client's lines
+        # are compared with its own anonymous line.
+        changes: dict[str, int] = {}
 
-        def churned(who: str, visitors: list[dict[str, str]]) -> Callable[[float], Load]:
-            def load(seconds: float) -> Load:
+        def churned(
+            line: str, client: str, visitors: list[dict[str, str]]
+        ) -> Callable[[float], Load | WrkLoad]:
+            def load(seconds: float) -> Load | WrkLoad:
                 with Churn(seeded, per_second=args.changes_per_second) as churn:
-                    answered = visit(visitors, seconds)
-                changes[who] += churn.changes
+                    answered = visit(client, visitors, seconds)
+                changes[line] = changes.get(line, 0) + churn.changes
                 return answered
 
             return load
 
+        def plain(client: str, visitors: list[dict[str, str]]) -> Callable[[float], Load | WrkLoad]:
+            return lambda seconds: visit(client, visitors, seconds)
+
         signed = f"{len(signed_in)} signed-in users"
+        lines: dict[str, Callable[[float], Load | WrkLoad]] = {}
+        for client in loaders:
+            lines[f"{client}, anonymous"] = plain(client, [])
+            lines[f"{client}, {signed}"] = plain(client, signed_in)
+            lines[f"{client}, anonymous, churn"] = churned(f"{client}, anonymous, churn", client, [])
+            lines[f"{client}, {signed}, churn"] = churned(f"{client}, {signed}, churn", client, signed_in)
         settle(portal.url + first_page, BROWSER)
-        others = in_turns(
-            {
-                "Python, anonymous": lambda seconds: visit([], seconds),
-                f"Python, {signed}": lambda seconds: visit(signed_in, seconds),
-                "Python, anonymous, churn": churned("anonymous", []),
-                f"Python, {signed}, churn": churned("signed-in", signed_in),
-            },
-            seconds=args.seconds,
-            turns=args.turns,
-        )
-        base = others["Python, anonymous"]
-        for client, load in others.items():
-            if client.endswith("churn"):
-                client += f": {changes['signed-in' if signed in client else 'anonymous']} changes"
-            print(load.line(f"{first_page} ({client})"))
+        others = in_turns(lines, seconds=args.seconds, turns=args.turns)
+        for line, load in others.items():
+            client = line.split(",", 1)[0]
+            base = others[f"{client}, anonymous"]
+            shown = f"{line}: {changes[line]} changes" if line in changes else line
+            print(load.line(f"{first_page} ({shown})"))
             if load is not base:
                 print(
-                    f"    against the anonymous page loaded in turns with it (Python): throughput "
+                    f"    against the anonymous page loaded in turns with it ({client}): throughput "
                     f"{load.requests_per_second / base.requests_per_second:.3f}x, "
                     f"p99 {load.percentile(99) / base.percentile(99):.2f}x"
                 )
-            table.append(row(first_page, client, "", load, sizes[first_page]))
+            table.append(row(first_page, shown, "", load, sizes[first_page]))
 
         print()
         print(

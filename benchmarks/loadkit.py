@@ -237,15 +237,28 @@ def hammer(
     return load
 
 
-# wrk's report, as one JSON line: its own counts, and latency percentiles in microseconds.
+# wrk's report, as one JSON line: its own counts, and latency percentiles in microseconds (every tenth of
+# a percent, so that the loads of several turns can be merged into one line).
 _WRK_REPORT = """
 done = function(summary, latency, requests)
   local e = summary.errors
+  local quantiles = {}
+  for p = 1, 1000 do quantiles[p] = string.format('%f', latency:percentile(p / 10)) end
   io.write(string.format(
     '{"requests": %d, "seconds": %f, "bytes": %d, "connect": %d, "read": %d, "write": %d, ' ..
-    '"status": %d, "timeout": %d, "p50": %f, "p99": %f, "mean": %f}\\n',
+    '"status": %d, "timeout": %d, "mean": %f, "quantiles": [%s]}\\n',
     summary.requests, summary.duration / 1e6, summary.bytes, e.connect, e.read, e.write, e.status,
-    e.timeout, latency:percentile(50), latency:percentile(99), latency.mean))
+    e.timeout, latency.mean, table.concat(quantiles, ', ')))
+end
+"""
+
+# Each request with the headers of the next visitor in turn (wrk's connections share one `request`).
+_WRK_VISITORS = """
+local visitors = {%s}
+local next_visitor = 0
+request = function()
+  next_visitor = next_visitor %% #visitors + 1
+  return wrk.format(nil, nil, visitors[next_visitor])
 end
 """
 
@@ -259,9 +272,10 @@ class WrkLoad:
     seconds: float
     bytes: int  # everything read, headers included: the bytes on the wire, from the server
     errors: int  # connection errors, timeouts and answers other than 2xx/3xx
-    p50: float
-    p99: float
     mean: float
+    # The latency at every tenth of a percent, and how many requests each load merged here had.
+    quantiles: list[tuple[float, ...]]
+    counts: list[int]
 
     @property
     def requests_per_second(self) -> float:
@@ -271,13 +285,36 @@ class WrkLoad:
     def bytes_per_request(self) -> float:
         return self.bytes / self.requests if self.requests else float("nan")
 
-    def percentile(self, p: int) -> float:
-        return {50: self.p50, 99: self.p99}[p]
+    def percentile(self, p: float) -> float:
+        """Of one load, wrk's; of loads merged, each load's quantiles weighted by its requests."""
+        points = sorted(
+            (latency, count / len(quantiles))
+            for quantiles, count in zip(self.quantiles, self.counts, strict=True)
+            for latency in quantiles
+        )
+        wanted, seen = p / 100 * sum(self.counts), 0.0
+        for latency, weight in points:
+            seen += weight
+            if seen >= wanted - 1e-9:
+                return latency
+        return points[-1][0] if points else float("nan")
+
+    def merged_with(self, other: WrkLoad) -> WrkLoad:
+        return WrkLoad(
+            requests=self.requests + other.requests,
+            seconds=self.seconds + other.seconds,
+            bytes=self.bytes + other.bytes,
+            errors=self.errors + other.errors,
+            mean=(self.mean * self.requests + other.mean * other.requests)
+            / max(1, self.requests + other.requests),
+            quantiles=self.quantiles + other.quantiles,
+            counts=self.counts + other.counts,
+        )
 
     def line(self, label: str) -> str:
         return (
             f"{label:<34} {self.requests:>6} req  {self.requests_per_second:>7.1f} req/s  "
-            f"p50 {1000 * self.p50:>6.1f} ms  p99 {1000 * self.p99:>7.1f} ms  "
+            f"p50 {1000 * self.percentile(50):>6.1f} ms  p99 {1000 * self.percentile(99):>7.1f} ms  "
             f"mean {1000 * self.mean:>6.1f} ms  errors {self.errors}"
         )
 
@@ -287,10 +324,21 @@ def wrk_installed() -> bool:
     return shutil.which("wrk") is not None
 
 
-def wrk(url: str, *, users: int, seconds: float, headers: dict[str, str] | None = None) -> WrkLoad:
-    """`users` connections from wrk (Debian's package `wrk`) on two threads, for `seconds`, GET `url`."""
+def wrk(
+    url: str,
+    *,
+    users: int,
+    seconds: float,
+    headers: dict[str, str] | None = None,
+    visitors: Sequence[dict[str, str]] = (),
+) -> WrkLoad:
+    """`users` connections from wrk (Debian's package `wrk`) on two threads, for `seconds`, GET `url`,
+    sending `headers`; with `visitors`, each request also sends the next visitor's own headers in turn."""
     with tempfile.NamedTemporaryFile("w", suffix=".lua") as script:
         script.write(_WRK_REPORT)
+        if visitors:
+            tables = ", ".join(_lua_table({**(headers or {}), **visitor}) for visitor in visitors)
+            script.write(_WRK_VISITORS % tables)
         script.flush()
         command = ["wrk", "-t", "2", "-c", str(users), "-d", f"{seconds:.0f}s", "-s", script.name]
         for name, value in (headers or {}).items():
@@ -302,7 +350,15 @@ def wrk(url: str, *, users: int, seconds: float, headers: dict[str, str] | None 
         seconds=report["seconds"],
         bytes=report["bytes"],
         errors=sum(report[kind] for kind in ("connect", "read", "write", "status", "timeout")),
-        p50=report["p50"] / 1e6,
-        p99=report["p99"] / 1e6,
         mean=report["mean"] / 1e6,
+        quantiles=[tuple(latency / 1e6 for latency in report["quantiles"])],
+        counts=[report["requests"]],
+    )
+
+
+def _lua_table(headers: dict[str, str]) -> str:
+    return (
+        "{"
+        + ", ".join(f"[{json.dumps(name)}] = {json.dumps(value)}" for name, value in headers.items())
+        + "}"
     )

@@ -13,15 +13,19 @@ from evaluation.models import BenchmarkVersion
 from leaderboard.feedback import public_ea_verdicts
 from termite_site.accounts.models import Team, User
 from tests.leaderboard.scored import QUESTIONS
+from tests.processes import require_process_lane
+from tests.services import REQUIRE_SERVICES
 
 
 class Answers(BaseHTTPRequestHandler):
-    """A page that is always there, and the Cookie header of every request for it."""
+    """A page that is always there, and the Cookie and Accept-Encoding headers of every request for it."""
 
     cookies: list[str] = []
+    encodings: list[str] = []
 
     def do_GET(self) -> None:
         self.cookies.append(self.headers.get("Cookie", ""))
+        self.encodings.append(self.headers.get("Accept-Encoding", ""))
         body = b"classifica"
         self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
@@ -35,7 +39,7 @@ class Answers(BaseHTTPRequestHandler):
 @pytest.fixture
 def site():
     """An HTTP server on 127.0.0.1 in this process (threads, no process): its base URL."""
-    Answers.cookies = []
+    Answers.cookies, Answers.encodings = [], []
     server = ThreadingHTTPServer(("127.0.0.1", 0), Answers)
     thread = threading.Thread(target=server.serve_forever)
     thread.start()
@@ -70,6 +74,50 @@ def test_each_python_client_sends_its_own_visitors_cookie(site):
 
     assert load.errors == 0
     assert set(Answers.cookies) == {"sessionid=anna", "sessionid=bruno", "sessionid=carla"}
+
+
+@pytest.fixture
+def wrk_on_path(request):
+    """Debian's wrk, a process of its own: in the process lane, and installed by CI (.ci/run)."""
+    require_process_lane("wrk", request.node)
+    if not loadkit.wrk_installed():
+        if REQUIRE_SERVICES:
+            pytest.fail("wrk is missing (apt-get install wrk)")
+        pytest.skip("wrk is missing")
+
+
+@pytest.mark.processes
+def test_wrk_sends_each_visitors_cookie_in_turn_with_the_shared_headers(site, wrk_on_path):
+    visitors = [{"Cookie": "sessionid=anna"}, {"Cookie": "sessionid=bruno"}, {"Cookie": "sessionid=carla"}]
+
+    load = loadkit.wrk(
+        f"{site}/leaderboard/", users=3, seconds=1, headers={"Accept-Encoding": "gzip"}, visitors=visitors
+    )
+
+    assert load.requests > 3 and load.errors == 0
+    assert set(Answers.cookies) == {"sessionid=anna", "sessionid=bruno", "sessionid=carla"}
+    assert set(Answers.encodings) == {"gzip"}
+    assert 0 < load.percentile(50) <= load.percentile(99)
+
+
+def test_wrk_loads_of_several_turns_merge_into_one_line():
+    def load(requests: int, latency: float) -> loadkit.WrkLoad:
+        return loadkit.WrkLoad(
+            requests=requests,
+            seconds=1,
+            bytes=100 * requests,
+            errors=0,
+            mean=latency,
+            quantiles=[(latency,) * 1000],
+            counts=[requests],
+        )
+
+    merged = load(990, 0.010).merged_with(load(10, 0.500))
+
+    assert (merged.requests, merged.seconds, merged.requests_per_second) == (1000, 2, 500)
+    assert merged.percentile(50) == 0.010 and merged.percentile(99) == 0.010
+    assert merged.percentile(99.5) == 0.500
+    assert merged.mean == pytest.approx((990 * 0.010 + 10 * 0.500) / 1000)
 
 
 def test_a_seeded_submissions_verdicts_per_question_agree_with_its_ea():
