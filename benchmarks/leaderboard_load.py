@@ -132,22 +132,27 @@ def first_visits(url: str, sessions: list[str]) -> list[dict[str, str]]:
 class Churn:
     """While open, a thread stores a new public scored submission every `1 / per_second` seconds and then
     says the ranking changed (`leaderboard_changed`), as the scoring worker does: each change drops the
-    cached pages, so the next visitors wait for a render."""
+    cached pages, so the next visitors wait for a render. The first change comes `first_in` seconds after
+    it opens (one interval by default); once closed, `next_in` says when the next one was due, for a churn
+    loaded in turns to go on where its last turn stopped."""
 
-    def __init__(self, seeded: Seeded, *, per_second: float):
+    def __init__(self, seeded: Seeded, *, per_second: float, first_in: float | None = None):
         self.seeded = seeded
         self.interval = 1 / per_second
+        self.next_in = self.interval if first_in is None else first_in
         self.changes = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run)
 
     def __enter__(self) -> Churn:
+        self._due = time.monotonic() + self.next_in
         self._thread.start()
         return self
 
     def __exit__(self, *exc) -> None:
         self._stop.set()
         self._thread.join()
+        self.next_in = max(0.0, self._due - time.monotonic())
 
     def _run(self) -> None:
         from django.db import connection
@@ -155,10 +160,11 @@ class Churn:
         from leaderboard.services import leaderboard_changed
 
         try:
-            while not self._stop.wait(self.interval):
+            while not self._stop.wait(max(0.0, self._due - time.monotonic())):
                 self.seeded.submission().save()
                 leaderboard_changed(version=self.seeded.version)
                 self.changes += 1
+                self._due += self.interval
         finally:
             connection.close()  # this thread's own: the scratch database is dropped at the end
 
@@ -302,14 +308,17 @@ def main() -> None:
         # are shared by both sides), and in turns a drift weighs on every line alike. Each client's lines
         # are compared with its own anonymous line.
         changes: dict[str, int] = {}
+        next_change_in: dict[str, float] = {}  # per line: its churn goes on where its last turn stopped
 
         def churned(
             line: str, client: str, visitors: list[dict[str, str]]
         ) -> Callable[[float], Load | WrkLoad]:
             def load(seconds: float) -> Load | WrkLoad:
-                with Churn(seeded, per_second=args.changes_per_second) as churn:
+                churn = Churn(seeded, per_second=args.changes_per_second, first_in=next_change_in.get(line))
+                with churn:
                     answered = visit(client, visitors, seconds)
                 changes[line] = changes.get(line, 0) + churn.changes
+                next_change_in[line] = churn.next_in
                 return answered
 
             return load

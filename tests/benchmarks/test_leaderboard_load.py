@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import random
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from unittest import mock
 
 import pytest
 
@@ -118,6 +120,33 @@ def test_wrk_loads_of_several_turns_merge_into_one_line():
     assert merged.percentile(50) == 0.010 and merged.percentile(99) == 0.010
     assert merged.percentile(99.5) == 0.500
     assert merged.mean == pytest.approx((990 * 0.010 + 10 * 0.500) / 1000)
+
+
+class Seeded:
+    """What `Churn` takes of `leaderboard_load.Seeded`: a submission to store, and the version."""
+
+    version = BenchmarkVersion(label="demo-1.0")
+
+    def submission(self):
+        return mock.Mock()
+
+
+def test_a_churn_loaded_in_turns_goes_on_where_its_last_turn_stopped(monkeypatch):
+    changed = []
+    monkeypatch.setattr("leaderboard.services.leaderboard_changed", lambda version: changed.append(version))
+    with leaderboard_load.Churn(Seeded(), per_second=0.1) as untouched:
+        pass
+    assert untouched.changes == 0 and 9 < untouched.next_in <= 10  # one interval, less the time it was open
+
+    with leaderboard_load.Churn(Seeded(), per_second=0.1, first_in=3) as resumed:
+        pass
+    assert resumed.changes == 0 and 2 < resumed.next_in <= 3
+
+    with leaderboard_load.Churn(Seeded(), per_second=0.1, first_in=0) as due:
+        deadline = time.monotonic() + 10
+        while not changed and time.monotonic() < deadline:
+            time.sleep(0.01)
+    assert due.changes == 1 and changed == [Seeded.version] and 0 < due.next_in <= 10
 
 
 def test_a_seeded_submissions_verdicts_per_question_agree_with_its_ea():
