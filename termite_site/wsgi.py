@@ -11,6 +11,8 @@ application = get_wsgi_application()
 # this in the master, before it forks: the portal is not run that way.)
 from leaderboard.run_services import requeue_runs_after_start  # noqa: E402
 from leaderboard.services import requeue_stuck_after_start  # noqa: E402
+from termite_site.serving import freeze_start_up  # noqa: E402
 
 requeue_stuck_after_start()
 requeue_runs_after_start()
+freeze_start_up()
