@@ -213,6 +213,16 @@ _CALL_TYPES: dict[str, SqlType] = {
     "CRC32": UNSIGNED_INTEGER,
 }
 
+# MySQL's bit operators: BIGINT UNSIGNED in arithmetic, and their operands taken as integers.
+BIT_OPERATORS = (
+    exp.BitwiseAnd,
+    exp.BitwiseOr,
+    exp.BitwiseXor,
+    exp.BitwiseNot,
+    exp.BitwiseLeftShift,
+    exp.BitwiseRightShift,
+)
+
 # The type of what these compute, whatever their arguments.
 _FIXED_TYPES: dict[type, SqlType] = {
     **dict.fromkeys(
@@ -235,16 +245,7 @@ _FIXED_TYPES: dict[type, SqlType] = {
     ),
     # The bit operators and hexadecimal and bit literals are BIGINT UNSIGNED in arithmetic.
     **dict.fromkeys(
-        (
-            exp.BitwiseAnd,
-            exp.BitwiseOr,
-            exp.BitwiseXor,
-            exp.BitwiseNot,
-            exp.BitwiseLeftShift,
-            exp.BitwiseRightShift,
-            exp.HexString,
-            exp.BitString,
-        ),
+        (*BIT_OPERATORS, exp.HexString, exp.BitString),
         UNSIGNED_INTEGER,
     ),
     exp.TsOrDsToDate: SqlType("date"),

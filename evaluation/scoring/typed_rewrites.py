@@ -41,7 +41,7 @@ from sqlglot.optimizer.scope import Scope, traverse_scope
 from evaluation.scoring.collations import UTF8MB4_COLLATION, canonical_collation, collation_charset
 from evaluation.scoring.function_rewrites import call
 from evaluation.scoring.functions import normalise_temporal, read_moment
-from evaluation.scoring.resolver import ColumnResolver
+from evaluation.scoring.resolver import BIT_OPERATORS, ColumnResolver
 from evaluation.scoring.sqltypes import CONNECTION_CHARSET, SqlType
 from evaluation.scoring.statements import SQLGLOT_DIALECTS, TranspileError
 
@@ -322,12 +322,7 @@ class _Rewriter:
 _DOUBLE_CONTEXTS = (*_ARITHMETIC, exp.IntDiv, exp.Sum, exp.Avg)
 _INTEGER_CONTEXTS = (
     exp.Ordered,
-    exp.BitwiseAnd,
-    exp.BitwiseOr,
-    exp.BitwiseXor,
-    exp.BitwiseNot,
-    exp.BitwiseLeftShift,
-    exp.BitwiseRightShift,
+    *BIT_OPERATORS,
     exp.Where,
     exp.Having,
     exp.And,
