@@ -182,6 +182,9 @@ def _demo_in_the_store(request):
         from evaluation.models import BenchmarkVersion
         from evaluation.services import DEMO_LABEL
 
+        # An autouse fixture comes before `db`: the first test of a run to read the database (a module
+        # run alone) would otherwise ask before the test database exists.
+        request.getfixturevalue("django_db_setup")
         with request.getfixturevalue("django_db_blocker").unblock():
             if not BenchmarkVersion.objects.filter(label=DEMO_LABEL).exists():
                 request.config.stash[DEMO_ROWS].restore()
