@@ -35,10 +35,11 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.contrib.messages.storage.cookie import CookieStorage
 from django.http import HttpRequest, HttpResponse
-from django.middleware.csrf import get_token
 from django.template.loader import render_to_string
 from django.utils.cache import get_conditional_response, patch_cache_control, patch_vary_headers
 from django.utils.translation import get_language
+
+from termite_site.page_token import page_token
 
 NAV_MARKER = "<!--per-visitor nav-->"
 
@@ -146,7 +147,7 @@ def accepts_gzip(request: HttpRequest) -> bool:
 def visitor_nav(request: HttpRequest) -> str:
     """`site/_nav.html` for this request's visitor. Rendered once per visitor, language and address in this
     process (what it shows: the name, whether staff, the address its language form returns to), its CSRF
-    token put in fresh each time, as {% csrf_token %} would."""
+    token put in fresh each time, as {% csrf_token %} would (`page_token`)."""
     user = request.user
     key = (user.pk, user.get_username(), user.is_staff, get_language(), request.get_full_path())
     nav = _NAVS.get(key)
@@ -157,7 +158,7 @@ def visitor_nav(request: HttpRequest) -> str:
         _NAVS[key] = nav
     if _TOKEN_PLACEHOLDER not in nav:
         return nav
-    return nav.replace(_TOKEN_PLACEHOLDER, f'name="csrfmiddlewaretoken" value="{get_token(request)}"')
+    return nav.replace(_TOKEN_PLACEHOLDER, f'name="csrfmiddlewaretoken" value="{page_token(request)}"')
 
 
 _NAVS: dict[tuple[object, ...], str] = {}
