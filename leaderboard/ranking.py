@@ -828,43 +828,50 @@ def _kept_page(key: str, *, also: Sequence[str] = ()) -> tuple[Any, str, dict[st
     if page.token == token and (page.expires is None or page.expires > time.time()):
         return page, token, found
     # Stale while revalidating, as `cached`: after a change, while another request makes the page again,
-    # the page kept before the change is served, with no token to keep anything under.
+    # or any value it is made of, the page kept before the change is served, with no token to keep
+    # anything under.
     if page.token != token and page.made_from is not None and _being_made(*page.made_from):
         return page, "", found
     return None, token, found
 
 
-def _being_made(label: str, kind: str) -> bool:
+def _being_made(label: str, *kinds: str) -> bool:
+    """Whether a request is building any of the values `kinds` of version `label`."""
     try:
-        return cache.get(f"{cache_key(label, kind)}:building") is not None
+        return bool(cache.get_many([f"{cache_key(label, kind)}:building" for kind in kinds]))
     except Exception as error:
         logger.warning("leaderboard cache unavailable (%s)", type(error).__name__)
         return False
 
 
-def whole_page_keep(address: str, page: WholePage | None, *, label: str, kind: str) -> None:
-    """Keep `page` for `address` (made of the value `kind` of version `label`), unless it is None or there
-    is no token."""
-    _keep_page(_kept_page_key(address, "whole"), page, label=label, kind=kind)
+def whole_page_keep(address: str, page: WholePage | None, *, label: str, kinds: tuple[str, ...]) -> None:
+    """Keep `page` for `address` (made of the values `kinds` of version `label`: after a change, while any
+    of them is being built, it is served stale), unless it is None or there is no token."""
+    _keep_page(_kept_page_key(address, "whole"), page, label=label, kinds=kinds)
 
 
-def visitor_page_keep(address: str, page: CachedPage, *, token: str, label: str, kind: str) -> None:
+def visitor_page_keep(
+    address: str, page: CachedPage, *, token: str, label: str, kinds: tuple[str, ...]
+) -> None:
     """Keep `page` for `address` under `token` (read by `visitor_page` before it was built)."""
-    _keep_page(_kept_page_key(address, "visitor"), replace(page, token=token), label=label, kind=kind)
+    _keep_page(_kept_page_key(address, "visitor"), replace(page, token=token), label=label, kinds=kinds)
 
 
-def _keep_page(key: str, page: Kept | None, *, label: str, kind: str) -> None:
+def _keep_page(key: str, page: Kept | None, *, label: str, kinds: tuple[str, ...]) -> None:
     if page is None or not page.token:
         return
     try:
         expires = cache.get(_expiry_key(label))
-        cache.set(key, replace(page, expires=expires, made_from=(label, kind)), CACHE_SECONDS)
+        cache.set(key, replace(page, expires=expires, made_from=(label, *kinds)), CACHE_SECONDS)
     except Exception as error:
         logger.warning("leaderboard cache unavailable (%s)", type(error).__name__)
 
 
+ROWS = "rows"  # the kind of `leaderboard_for`'s value
+
+
 def leaderboard_for(*, version: BenchmarkVersion) -> Leaderboard:
-    return cached(version.label, "rows", lambda: build_leaderboard(version=version))
+    return cached(version.label, ROWS, lambda: build_leaderboard(version=version))
 
 
 def rank_rule_for(first: Submission, second: Submission) -> feedback.RankRule | None:

@@ -102,7 +102,7 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
         if version is None:
             return render(request, "leaderboard/ranking.html", {"versions": versions, "version": None})
         columns = ranking.cached(
-            version.label, "columns", lambda: [c.key for c in _page(version).board.columns]
+            version.label, _COLUMNS, lambda: [c.key for c in _page(version).board.columns]
         )
         view = RankingForm(request.GET, columns=columns).view()
         # Links keep ?version= only where it was asked for: the latest version's page has one address.
@@ -128,11 +128,14 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
         # spelling), and only when made of the current ranking.
         canonical = request.get_full_path() == request.path + (f"?{query}" if query else "")
         if not view.q and canonical and not served_stale():
-            made_of = {"label": version.label, "kind": kind}
+            # Made of these: while a request builds any of them after a change, the page kept before it is
+            # served, rather than made again, from stale parts, by every request meanwhile.
+            made_of = (kind, _COLUMNS, _page_kind(), ranking.ROWS)
             if anonymous:
-                ranking.whole_page_keep(address, cached_page.WholePage.of(response, token=token), **made_of)
+                whole = cached_page.WholePage.of(response, token=token)
+                ranking.whole_page_keep(address, whole, label=version.label, kinds=made_of)
             else:
-                ranking.visitor_page_keep(address, page, token=token, **made_of)
+                ranking.visitor_page_keep(address, page, token=token, label=version.label, kinds=made_of)
         return response
 
 
@@ -287,7 +290,14 @@ def _page(version: BenchmarkVersion) -> Page:
             },
         )
 
-    return ranking.cached(version.label, f"page-{get_language()}", build)
+    return ranking.cached(version.label, _page_kind(), build)
+
+
+def _page_kind() -> str:
+    return f"page-{get_language()}"
+
+
+_COLUMNS = "columns"
 
 
 def rows_html(board: ranking.Leaderboard) -> list[str]:
@@ -296,7 +306,9 @@ def rows_html(board: ranking.Leaderboard) -> list[str]:
     the ranking (one new row, most often) renders the rows it changed, not a thousand."""
     better = board.better_names()
     context = (get_language(), board.shows_after_cutoff)
-    keys = [repr((context, row, better.get(row.submission_id or 0))) for row in board.rows]
+    keys: list[tuple[object, ...]] = [
+        (context, _content(row), tuple(better.get(row.submission_id or 0, ()))) for row in board.rows
+    ]
     found = {key: _ROWS_RENDERED.get(key) for key in keys}
     missing = [row for key, row in zip(keys, board.rows, strict=True) if found[key] is None]
     if missing:
@@ -325,8 +337,21 @@ def rows_html(board: ranking.Leaderboard) -> list[str]:
     return [cast(str, found[key]).replace(_POSITION, str(place), 1) for place, key in enumerate(keys)]
 
 
+def _content(row: ranking.Row) -> tuple[object, ...]:
+    """Everything `row` holds, hashable and told apart as `repr` tells it (1 is not 1.0): each field's
+    type and value in order, a mapping's items with their values' types. Keys made by `repr` cost 25 ms of
+    a change's render of a thousand rows."""
+    return tuple(
+        (type(value), _items(value) if isinstance(value, dict) else value) for value in vars(row).values()
+    )
+
+
+def _items(mapping: dict[str, object]) -> tuple[tuple[str, type, object], ...]:
+    return tuple((key, type(value), value) for key, value in mapping.items())
+
+
 # The rows rendered in this process, by their content: a thousand rows in two languages are a few MB.
-_ROWS_RENDERED: dict[str, str] = {}
+_ROWS_RENDERED: dict[tuple[object, ...], str] = {}
 _ROWS_KEPT = 5000
 # Where a row's place goes. No row can hold it, nor the separator below: every text a row shows is
 # escaped, and "<" with it.

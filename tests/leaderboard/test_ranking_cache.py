@@ -530,12 +530,22 @@ def test_while_one_request_renders_a_changed_ranking_the_others_get_the_previous
     assert builds == ["before", "after"]
 
 
+@pytest.mark.parametrize(
+    "being_built",
+    [
+        "response-en-" + hashlib.sha256(b"").hexdigest()[:32],  # the first page's: its query is empty
+        "columns",
+        "page-en",  # its rows' HTML and charts
+        "rows",  # the ranking itself, the longest part
+    ],
+)
 def test_while_a_change_is_being_rendered_the_page_kept_before_it_is_served_and_then_the_new_one(
-    make_submission, demo_version, owner
+    make_submission, demo_version, owner, being_built
 ):
     """Stale while revalidating for the pages kept per address: after a change, while one request makes
-    the page again, anonymous and signed-in visitors get the page kept before it, with no query but a
-    signed-in visitor's own; once it is made, the new one."""
+    the page again, or any part it is made of, anonymous and signed-in visitors get the page kept before
+    it, with no query but a signed-in visitor's own (they used to make the page again, each, from the
+    parts of before); once it is made, the new one."""
     make_submission(model_name="Prima", **scored_fields(12))
     signed_in = Client()
     signed_in.force_login(owner)
@@ -543,8 +553,7 @@ def test_while_a_change_is_being_rendered_the_page_kept_before_it_is_served_and_
         assert row_names(visitor.get(PAGE)) == ["Prima"]  # made, and kept at the page's address
     make_submission(model_name="Seconda", **scored_fields(20))
     leaderboard_changed(version=demo_version)
-    kind = "response-en-" + hashlib.sha256(b"").hexdigest()[:32]  # the first page's: its query is empty
-    lock = f"{ranking.cache_key(demo_version.label, kind)}:building"
+    lock = f"{ranking.cache_key(demo_version.label, being_built)}:building"
     assert cache.add(lock, 1)  # another request is making the new page
     with CaptureQueriesContext(connection) as queries:
         assert row_names(Client().get(PAGE)) == ["Prima"]

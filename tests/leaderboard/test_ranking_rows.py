@@ -85,3 +85,21 @@ def test_a_row_rendered_before_is_reused_in_its_new_place_and_only_new_rows_are_
     with translation.override("it"):
         rows_html(Leaderboard(version="v", databases=[], rows=[first]))
     assert len(ranking_views._ROWS_RENDERED) == 4  # another language is another rendering
+
+
+def test_a_row_is_rendered_again_when_anything_it_holds_changes_even_only_its_type(db, monkeypatch):
+    monkeypatch.setattr(ranking_views, "_ROWS_RENDERED", {})
+    row = hostile(per_database={"a": 1.0}, significantly_better=(8,))
+    changes = [
+        {"per_database": {"a": 0.5}},
+        {"per_database": {"a": 1}},  # 1 and 1.0 are equal in Python, not on the page
+        {"per_database": {"b": 1.0}},
+        {"rank": 2},
+        {"verified_note": "altro"},
+        {"significantly_better": (9,)},
+    ]
+    for changed in (row, *(dataclasses.replace(row, **change) for change in changes)):
+        rows_html(Leaderboard(version="v", databases=[], rows=[changed]))
+    assert len(ranking_views._ROWS_RENDERED) == 1 + len(changes)
+    rows_html(Leaderboard(version="v", databases=[], rows=[dataclasses.replace(row)]))  # an equal row
+    assert len(ranking_views._ROWS_RENDERED) == 1 + len(changes)

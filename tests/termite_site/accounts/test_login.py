@@ -80,7 +80,9 @@ def flood_with_pages(*, version, pages: int) -> None:
     page, _token = ranking.whole_page(f"en {LEADERBOARD}")
     assert page is not None
     for number in range(pages):
-        ranking.whole_page_keep(f"en {LEADERBOARD}?size=za{number}", page, label=version.label, kind="flood")
+        ranking.whole_page_keep(
+            f"en {LEADERBOARD}?size=za{number}", page, label=version.label, kinds=("flood",)
+        )
 
 
 def test_a_locked_account_stays_locked_however_many_pages_are_cached(
