@@ -339,8 +339,8 @@ def rows_html(board: ranking.Leaderboard) -> list[str]:
 
 def _content(row: ranking.Row) -> tuple[object, ...]:
     """Everything `row` holds, hashable and told apart as `repr` tells it (1 is not 1.0): each field's
-    type and value in order, a mapping's items with their values' types. Keys made by `repr` cost 25 ms of
-    a change's render of a thousand rows."""
+    type and value in order, a mapping's items with their values' types. For a thousand rows, 10 to 15 ms
+    against `repr`'s 19 to 20 (timeit)."""
     return tuple(
         (type(value), _items(value) if isinstance(value, dict) else value) for value in vars(row).values()
     )
