@@ -51,7 +51,6 @@ from leaderboard.model_card import (
     cutoff_date,
 )
 from leaderboard.models import Submission
-from termite_site import priority
 from termite_site.cached_page import CachedPage, WholePage
 
 logger = logging.getLogger(__name__)
@@ -727,8 +726,7 @@ def cached(label: str, kind: str, build: Callable[[], T]) -> T:
         return cast(T, pickle.loads(stale))
     value: T | None = None
     try:
-        # Every other request is served the value of before, if there is one: nobody else waits for it.
-        with staleness() as used_stale, priority.lowered():
+        with staleness() as used_stale:
             value = build()
         # Pickled once for both keys (the cache would pickle the value for each: a board of 1,000 rows
         # takes some 10 ms). A value made of another served stale is stale itself: kept as the previous
