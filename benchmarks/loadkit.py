@@ -30,6 +30,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 POSTGRES = os.environ.get("BENCH_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432")
 REDIS = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/7")
+# A request unanswered after this long is an error, not a latency, for both clients.
+CLIENT_TIMEOUT_SECONDS = 30
 
 
 def free_port() -> int:
@@ -201,7 +203,7 @@ def hammer(
 
     def user(offset: int) -> None:
         own_headers = {**(headers or {}), **(visitors[offset % len(visitors)] if visitors else {})}
-        connection = http.client.HTTPConnection(host, int(port), timeout=30)
+        connection = http.client.HTTPConnection(host, int(port), timeout=CLIENT_TIMEOUT_SECONDS)
         n = offset
         while time.monotonic() < stop_at:
             path = paths[n % len(paths)]
@@ -215,7 +217,7 @@ def hammer(
                 outcome = response.status
             except (OSError, http.client.HTTPException) as error:
                 connection.close()
-                connection = http.client.HTTPConnection(host, int(port), timeout=30)
+                connection = http.client.HTTPConnection(host, int(port), timeout=CLIENT_TIMEOUT_SECONDS)
                 outcome = type(error).__name__
             elapsed = time.perf_counter() - started
             with lock:
@@ -340,7 +342,10 @@ def wrk(
             tables = ", ".join(_lua_table({**(headers or {}), **visitor}) for visitor in visitors)
             script.write(_WRK_VISITORS % tables)
         script.flush()
-        command = ["wrk", "-t", "2", "-c", str(users), "-d", f"{seconds:.0f}s", "-s", script.name]
+        # The Python clients' timeout (`hammer`): wrk's own, 2 s, counted a slow answer as an error.
+        timeout = f"{CLIENT_TIMEOUT_SECONDS:.0f}s"
+        command = ["wrk", "-t", "2", "-c", str(users), "-d", f"{seconds:.0f}s", "--timeout", timeout]
+        command += ["-s", script.name]
         for name, value in (headers or {}).items():
             command += ["-H", f"{name}: {value}"]
         output = subprocess.run([*command, url], check=True, capture_output=True, text=True).stdout

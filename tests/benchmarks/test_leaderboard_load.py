@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 import threading
 import time
@@ -120,6 +121,22 @@ def test_wrk_loads_of_several_turns_merge_into_one_line():
     assert merged.percentile(50) == 0.010 and merged.percentile(99) == 0.010
     assert merged.percentile(99.5) == 0.500
     assert merged.mean == pytest.approx((990 * 0.010 + 10 * 0.500) / 1000)
+
+
+def test_wrk_counts_a_request_as_failed_only_after_the_python_clients_would(monkeypatch):
+    """wrk's own timeout, 2 s, counted a slow answer (a render under load) as an error."""
+    commands = []
+    report = {"requests": 10, "seconds": 1.0, "bytes": 1000, "mean": 1000.0, "quantiles": [1000.0]}
+    report |= dict.fromkeys(("connect", "read", "write", "status", "timeout"), 0)
+
+    def run(command, **kwargs):
+        commands.append(command)
+        return mock.Mock(stdout=json.dumps(report) + "\n")
+
+    monkeypatch.setattr(loadkit.subprocess, "run", run)
+    loadkit.wrk("http://127.0.0.1:9/leaderboard/", users=2, seconds=1)
+    timeout = commands[0][commands[0].index("--timeout") + 1]
+    assert timeout == f"{loadkit.CLIENT_TIMEOUT_SECONDS}s" and loadkit.CLIENT_TIMEOUT_SECONDS == 30
 
 
 class Seeded:
