@@ -39,6 +39,8 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 
+GUNICORN_START_SECONDS = 120
+
 # The test (or module, for a module's fixtures) running now: set by tests/conftest.py, so that every
 # helper here can check that what starts a process is in the process lane (`.ci/run`, README "Tests").
 RUNNING: contextvars.ContextVar[pytest.Item | pytest.Module] = contextvars.ContextVar("RUNNING")
@@ -128,7 +130,7 @@ def serve(env: dict[str, str], *, log: Path, workers: int = 2, threads: int = 1)
             start_new_session=True,
         )
         try:
-            wait_for(lambda: _answers(f"http://127.0.0.1:{port}/healthz"), seconds=30, what="gunicorn")
+            _wait_until_serving(server, f"http://127.0.0.1:{port}", log)
             yield f"http://127.0.0.1:{port}"
         finally:
             stop(server)
@@ -179,6 +181,26 @@ def _pings(url: str) -> bool:
         return False
     finally:
         client.close()
+
+
+def _wait_until_serving(server: subprocess.Popen, url: str, log: Path) -> None:
+    """Until gunicorn answers at `url`, or has exited. Its workers import the whole portal, several at
+    once, while the process lane's other tests run browsers and portals on the same two cores: a start took
+    over 30 s in CI (7 s here with six busy loops on the cores). Either failure shows gunicorn's log."""
+    try:
+        wait_for(
+            lambda: server.poll() is not None or _answers(f"{url}/healthz"),
+            seconds=GUNICORN_START_SECONDS,
+            what="gunicorn",
+        )
+    except AssertionError as failure:
+        raise AssertionError(f"{failure}; its log:\n{_tail(log)}") from None
+    if server.returncode is not None:
+        raise AssertionError(f"gunicorn exited with {server.returncode}; its log:\n{_tail(log)}")
+
+
+def _tail(log: Path, lines: int = 40) -> str:
+    return "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
 
 
 def _answers(url: str) -> bool:
