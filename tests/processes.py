@@ -39,7 +39,9 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 
-GUNICORN_START_SECONDS = 120
+# How long a test waits for a process it started to be ready. The process lane runs browsers, portals and
+# workers side by side on two cores: an embedded gunicorn of 4 workers took over 30 s to answer in CI.
+PROCESS_START_SECONDS = 120
 
 # The test (or module, for a module's fixtures) running now: set by tests/conftest.py, so that every
 # helper here can check that what starts a process is in the process lane (`.ci/run`, README "Tests").
@@ -167,7 +169,7 @@ def evicting_redis(*, maxmemory: str) -> Iterator[str]:
     )
     url = f"redis://127.0.0.1:{port}/0"
     try:
-        wait_for(lambda: _pings(url), seconds=30, what="redis-server")
+        wait_for(lambda: _pings(url), seconds=PROCESS_START_SECONDS, what="redis-server")
         yield url
     finally:
         stop(server)
@@ -184,13 +186,12 @@ def _pings(url: str) -> bool:
 
 
 def _wait_until_serving(server: subprocess.Popen, url: str, log: Path) -> None:
-    """Until gunicorn answers at `url`, or has exited. Its workers import the whole portal, several at
-    once, while the process lane's other tests run browsers and portals on the same two cores: a start took
-    over 30 s in CI (7 s here with six busy loops on the cores). Either failure shows gunicorn's log."""
+    """Until gunicorn answers at `url`, or has exited; either failure shows gunicorn's log. Its workers
+    import the whole portal, several at once (7 s for four here with six busy loops on the two cores)."""
     try:
         wait_for(
             lambda: server.poll() is not None or _answers(f"{url}/healthz"),
-            seconds=GUNICORN_START_SECONDS,
+            seconds=PROCESS_START_SECONDS,
             what="gunicorn",
         )
     except AssertionError as failure:

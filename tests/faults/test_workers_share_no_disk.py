@@ -19,7 +19,7 @@ from leaderboard.models import Submission
 from leaderboard.queue import scoring_queue
 from leaderboard.services import Upload, submission_create
 from tests.demo import demo_gold, predictions_jsonl
-from tests.processes import start_logged_worker, stop, wait_for
+from tests.processes import PROCESS_START_SECONDS, start_logged_worker, stop, wait_for
 
 pytestmark = pytest.mark.processes
 
@@ -103,7 +103,9 @@ def test_workers_on_empty_data_folders_score_refetch_a_deleted_cache_and_replace
     # Two workers, each on its own empty data folder, score a batch between them.
     workers = {"b": start("b", "b"), "c": start("c", "c")}
     try:
-        wait_for(lambda: ready("b") and ready("c"), seconds=30, what="both workers to start")
+        wait_for(
+            lambda: ready("b") and ready("c"), seconds=PROCESS_START_SECONDS, what="both workers to start"
+        )
         for name in ("b", "c"):
             assert held(caches[name]) == expected  # fetched when it started, before warming the gold
             assert (
@@ -129,7 +131,7 @@ def test_workers_on_empty_data_folders_score_refetch_a_deleted_cache_and_replace
         # the sha256 wrong, replaces the copy and scores right.
         stop(workers.pop("b"))
         workers["c2"] = start("c2", "c")
-        wait_for(lambda: ready("c2"), seconds=30, what="worker C to start again")
+        wait_for(lambda: ready("c2"), seconds=PROCESS_START_SECONDS, what="worker C to start again")
         biblioteca = version.databases.get(slug="biblioteca").sqlite_sha256
         corrupted = caches["c"] / f"{biblioteca}.sqlite3"
         size = corrupted.stat().st_size
