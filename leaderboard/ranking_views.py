@@ -7,6 +7,7 @@ leaderboard/ranking.py), so once warm they cost one query whatever the number of
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -101,18 +102,25 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
         version = _chosen_version(versions, request.GET.get("version"))
         if version is None:
             return render(request, "leaderboard/ranking.html", {"versions": versions, "version": None})
+        # Read (or built) once: after a change, the columns' build makes the page, which the context then
+        # needs too; reading it back from the cache would unpickle a thousand rows again.
+        page_of_version = functools.cache(functools.partial(_page, version))
         columns = ranking.cached(
-            version.label, _COLUMNS, lambda: [c.key for c in _page(version).board.columns]
+            version.label, _COLUMNS, lambda: [c.key for c in page_of_version().board.columns]
         )
         view = RankingForm(request.GET, columns=columns).view()
         # Links keep ?version= only where it was asked for: the latest version's page has one address.
         named = version.label if request.GET.get("version") else ""
         if has_message:
-            return render(request, "leaderboard/ranking.html", _context(versions, version, view, named))
+            return render(
+                request,
+                "leaderboard/ranking.html",
+                _context(versions, version, view, named, page_of_version()),
+            )
 
         def build() -> cached_page.CachedPage:
             context = {
-                **_context(versions, version, view, named),
+                **_context(versions, version, view, named, page_of_version()),
                 "nav_marker": mark_safe(cached_page.NAV_MARKER),
             }
             # No request: nothing of this visitor (name, CSRF token, messages) can reach the cached body.
@@ -156,9 +164,8 @@ def _kept_answer(
 
 
 def _context(
-    versions: list[BenchmarkVersion], version: BenchmarkVersion, view: RankingView, named: str
+    versions: list[BenchmarkVersion], version: BenchmarkVersion, view: RankingView, named: str, page: Page
 ) -> dict[str, Any]:
-    page = _page(version)
     board = page.board
     shown = {id(row) for row in ranking.filter_rows(board.rows, **view.filters)}
     ordered = ranking.sort_rows(board.rows, key=view.sort, descending=view.descending)

@@ -22,7 +22,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from evaluation.services import version_create_draft, version_publish
-from leaderboard import ranking
+from leaderboard import ranking, ranking_views
 from leaderboard.services import (
     leaderboard_changed,
     submission_moderate,
@@ -76,6 +76,19 @@ def test_the_rows_never_load_predictions_and_read_the_verdicts_once(client, owne
     submissions = [q["sql"] for q in queries if "leaderboard_submission" in q["sql"]]
     assert len(submissions) == 1
     assert '"predictions"' not in submissions[0] and '"outcomes"' in submissions[0]
+
+
+def test_a_cold_page_gets_the_versions_rows_and_charts_once(client, owner, demo_version, monkeypatch):
+    """After a change the columns' build makes the version's page (rows, charts); the context uses that one
+    rather than unpickling it back from the cache, a thousand rows again."""
+    bulk_scored(3, user=owner, version=demo_version)
+    calls = []
+    page_of = ranking_views._page
+    monkeypatch.setattr(
+        ranking_views, "_page", lambda version: calls.append(version.label) or page_of(version)
+    )
+    assert client.get(PAGE).status_code == 200
+    assert calls == [demo_version.label]
 
 
 def test_the_cache_serves_the_ranking_until_it_changes(client, make_submission, demo_version):
