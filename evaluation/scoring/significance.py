@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Annotated, Generic, TypeVar
 
 import numpy
+from threadpoolctl import ThreadpoolController
 from typing_extensions import TypedDict
 
 from evaluation.scoring.metrics import BOOTSTRAP_SEED, binomial_cdf, percentile_interval
@@ -42,6 +43,8 @@ PAIRED_RESAMPLES = 2000
 SIGNIFICANCE_LEVEL = 0.05
 # The rank rule's name, as exports and citations give it.
 RANK_RULE = "paired McNemar exact test, Holm-corrected, 5%"
+# numpy's BLAS, found once (a scan of the process's libraries) for `paired_ranks` to limit its threads.
+_BLAS = ThreadpoolController()
 
 
 @dataclass(frozen=True)
@@ -216,20 +219,27 @@ def paired_ranks(
         rows.append(row)
     codes = numpy.frombuffer(b"".join(rows), dtype=numpy.uint8).reshape(n, len(questions))
     right, wrong = ((codes == code).astype(numpy.float32) for code in (2, 1))
-    # Exact: sums of at most len(questions) ones, far below float32's 2 ** 24.
-    alone = (right @ wrong.T).astype(numpy.int32)  # alone[a, b]: questions a alone is right on
-    fewer, more = numpy.minimum(alone, alone.T), numpy.maximum(alone, alone.T)
+    # Exact: sums of at most len(questions) ones, far below float32's 2 ** 24. One thread: OpenBLAS's own
+    # would spin on the other core after each product, taking it from the requests served meanwhile, for
+    # products that take a millisecond or two.
+    with _BLAS.limit(limits=1, user_api="blas"):
+        alone = (right @ wrong.T).astype(numpy.int32)  # alone[a, b]: questions a alone is right on
+        # alone transposed, made rather than read across rows: two passes over a strided million
+        # cells cost more than the product.
+        against = (wrong @ right.T).astype(numpy.int32)
     width = len(questions) + 1
-    pair_counts = fewer * width + more  # the p-value's key: it is symmetric in the two counts
-    upper = numpy.triu_indices(n, k=1)
-    multiplicity = numpy.bincount(pair_counts[upper], minlength=width * width)
+    # The p-value's key: it is symmetric in the two counts, and so is this matrix.
+    pair_counts = numpy.minimum(alone, against) * width + numpy.maximum(alone, against)
+    # Each pair once: every cell counted, less the diagonal (a system with itself), halved.
+    everywhere = numpy.bincount(pair_counts.ravel(), minlength=width * width)
+    multiplicity = (everywhere - numpy.bincount(pair_counts.diagonal(), minlength=width * width)) // 2
     present = numpy.flatnonzero(multiplicity)
     p_of = numpy.ones(width * width)
     p_of[present] = [mcnemar_p(*divmod(int(key), width)) for key in present]
     by_p = sorted(zip(p_of[present].tolist(), multiplicity[present].tolist(), strict=True))
     threshold = holm_threshold_counted(by_p, level=level)
     # A pair with equal counts has p = 1 and is never significant, so "more alone" names the better one.
-    beats = (p_of[pair_counts] < threshold) & (alone > alone.T)  # beats[a, b]: a is better than b
+    beats = (p_of < threshold)[pair_counts] & (alone > against)  # beats[a, b]: a is better than b
     systems = numpy.empty(n, dtype=object)
     systems[:] = keys  # filled after creation, so that a tuple key stays one element
     better = {key: tuple(systems[column].tolist()) for key, column in zip(keys, beats.T, strict=True)}

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import random
 from datetime import date, timedelta
 
 import pytest
+import threadpoolctl
 from django.utils import timezone
 
+from evaluation.scoring import significance
 from evaluation.scoring.score import SCORER_VERSION
 from evaluation.scoring.significance import Pairs, holm_threshold, mcnemar_p, paired_ranks
 from leaderboard.ranking import (
@@ -115,6 +118,28 @@ def test_the_rank_rule_counted_as_matrices_agrees_with_its_definition_pair_by_pa
     assert (rule.better, rule.threshold, rule.comparisons) == (better, threshold, 40 * 39 // 2)
     assert rule.ranks == {key: 1 + len(found) for key, found in better.items()}
     assert any(rule.better.values()), "the boards must have significant pairs for the check to tell"
+
+
+def test_the_rank_rules_matrix_products_run_on_one_blas_thread(monkeypatch):
+    """OpenBLAS's own threads would spin on the other core after each product, taking it from the requests
+    a web process serves meanwhile: the rule's products run in the calling thread alone."""
+    threads_seen = []
+    limit = significance._BLAS.limit
+
+    @contextlib.contextmanager
+    def observed_limit(**limits):
+        with limit(**limits):
+            threads_seen.extend(
+                library["num_threads"]
+                for library in threadpoolctl.threadpool_info()
+                if library["user_api"] == "blas"
+            )
+            yield
+
+    monkeypatch.setattr(significance._BLAS, "limit", observed_limit)
+    rng = random.Random(1)
+    paired_ranks({system: {f"q{n}": rng.random() < 0.5 for n in range(30)} for system in range(50)})
+    assert threads_seen and set(threads_seen) == {1}
 
 
 def test_baselines_and_rows_without_verdicts_take_no_rank_and_rows_follow_their_rank_then_ea(
