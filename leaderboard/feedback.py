@@ -25,7 +25,7 @@ the scores, never of the hidden databases in any other way.
   across many pairs of one's own files, those counts would add up to which answers are right.
 
 Every page, API answer, export and chart takes a submission's scores and per-question lines from
-`feedback_for` (or, for the public ranking, `public_scores` and `public_ea_verdicts`);
+`feedback_for` (or, for the public ranking, `public_scores` and `public_kept_verdicts`);
 tests/leaderboard/test_feedback_policy.py fails when another module reads them directly.
 """
 
@@ -47,9 +47,10 @@ from evaluation.scoring.significance import (
     Pairs,
     paired_test,
 )
-from evaluation.scoring.vocabulary import DECIDED_BY_THE_FILE, EXCLUDED
+from evaluation.scoring.vocabulary import DECIDED_BY_THE_FILE
 from evaluation.selectors import practice_gold
 from leaderboard.models import ProtocolRun, Submission
+from leaderboard.verdicts import ea_verdicts
 
 BREAKDOWNS = ("per_database", "per_hardness", "outcomes")
 
@@ -220,7 +221,13 @@ def public_ea_verdicts(outcomes: Any) -> dict[str, bool] | None:
     """A public submission's EA verdict per scored question (`Submission.outcomes`), for the leaderboard
     to aggregate over whole databases (leaderboard/contamination.py): an aggregate of what the public
     breakdowns show already, never shown per question. None when the lines lack a verdict."""
-    return _ea_verdicts(outcomes)
+    return ea_verdicts(outcomes)
+
+
+def public_kept_verdicts(kept: Any) -> dict[str, bool] | None:
+    """`public_ea_verdicts` of a public submission's outcome lines, as `Submission.ea_verdicts` keeps them
+    (made of the lines when it was scored): what the ranking reads of a thousand rows."""
+    return {question: bool(right) for question, right in kept.items()} if isinstance(kept, dict) else None
 
 
 def question_lines(submission: Submission, seen: Disclosure) -> list[dict[str, Any]]:
@@ -324,10 +331,6 @@ class PairedComparison:
     note: str
 
 
-# What the test reads of each line of `Submission.outcomes`; older lines may lack the verdict.
-_VERDICT_FIELDS = frozenset({"question_id", "outcome", "ea"})
-
-
 def paired_comparison(
     first: Submission, second: Submission, viewer: Any, *, rule: RankRule | None = None
 ) -> PairedComparison:
@@ -354,8 +357,11 @@ def paired_comparison(
                 "together would tell which answers are right."
             ),
         )
-    stored = dict(Submission.objects.filter(pk__in=[first.pk, second.pk]).values_list("pk", "outcomes"))
-    verdicts_a, verdicts_b = _ea_verdicts(stored.get(first.pk)), _ea_verdicts(stored.get(second.pk))
+    kept = dict(Submission.objects.filter(pk__in=[first.pk, second.pk]).values_list("pk", "ea_verdicts"))
+    verdicts_a, verdicts_b = (
+        public_kept_verdicts(kept.get(first.pk)),
+        public_kept_verdicts(kept.get(second.pk)),
+    )
     # The questions scored for both: on one version, all of them but a gold that failed at scoring time.
     common = sorted(verdicts_a.keys() & verdicts_b.keys()) if verdicts_a and verdicts_b else []
     if not verdicts_a or not verdicts_b or not common:
@@ -390,17 +396,3 @@ def paired_comparison(
 
 def _refused(refusal: Refusal, note: str) -> PairedComparison:
     return PairedComparison(shown=None, significant=False, refusal=refusal, note=note)
-
-
-def _ea_verdicts(lines: Any) -> dict[str, bool] | None:
-    """Question id -> EA verdict, for the questions scored (not excluded); a question not submitted is
-    wrong, as in EA. None when the lines are missing or one lacks its verdict."""
-    if not isinstance(lines, list):
-        return None
-    verdicts = {}
-    for line in lines:
-        if not isinstance(line, dict) or not line.keys() >= _VERDICT_FIELDS:
-            return None
-        if line["outcome"] != EXCLUDED:
-            verdicts[line["question_id"]] = bool(line["ea"])
-    return verdicts

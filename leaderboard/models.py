@@ -17,6 +17,7 @@ from django.utils.translation import gettext_lazy as _
 from evaluation.models import BenchmarkVersion, Dialect, VersionKind
 from evaluation.scoring.scores_json import ScoresJSON
 from leaderboard.model_card import HOW_IT_RAN, ModelCard
+from leaderboard.verdicts import ea_verdicts
 from termite_site.accounts.models import Team, User
 
 
@@ -137,6 +138,10 @@ class Submission(ModelCard):
     # question.
     scores = models.JSONField(null=True, blank=True)
     outcomes = models.JSONField(null=True, blank=True)
+    # Question id -> EA verdict, made of `outcomes` when scored (leaderboard/verdicts.py): what the rank rule
+    # reads of a thousand rows, a few bytes a question rather than the lines' hundred and more. Read through
+    # leaderboard/feedback.py, as the lines are.
+    ea_verdicts = models.JSONField(null=True, blank=True, editable=False)
     ea = models.FloatField(null=True, blank=True, db_index=True)
     ea_strict = models.FloatField(null=True, blank=True)
 
@@ -260,6 +265,7 @@ class Submission(ModelCard):
         self.status = self.Status.SCORED
         self.scores = scores
         self.outcomes = outcomes
+        self.ea_verdicts = ea_verdicts(outcomes)
         self.ea = scores["overall"]["ea"]
         self.ea_strict = scores["overall"]["ea_strict"]
         self.scorer_version = scores["scorer_version"]
@@ -272,6 +278,7 @@ class Submission(ModelCard):
                 "status",
                 "scores",
                 "outcomes",
+                "ea_verdicts",
                 "ea",
                 "ea_strict",
                 "scorer_version",

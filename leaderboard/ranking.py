@@ -1,10 +1,10 @@
 """The public ranking of one benchmark version: its rows, shared ranks, sorting, filtering and cache.
 
 Only public, scored, live, unhidden submissions (`Submission.objects.ranked`) and admins' baselines are
-read, through `.values()`: never predictions or anything of the gold, and outcomes only as the EA
-verdicts `feedback.public_ea_verdicts` gives, for the EA after a training cutoff
-(leaderboard/contamination.py). Every accuracy here is a fraction in [0, 1], the self-reported Spider EA
-too (it is entered in %).
+read, through `.values()`: never predictions or anything of the gold, and of the outcomes only the EA
+verdicts each row keeps (`feedback.public_kept_verdicts`), for the rank rule and the EA after a training
+cutoff (leaderboard/contamination.py). Every accuracy here is a fraction in [0, 1], the self-reported
+Spider EA too (it is entered in %).
 """
 
 from __future__ import annotations
@@ -391,9 +391,9 @@ def build_leaderboard(*, version: BenchmarkVersion) -> Leaderboard:
         _expire_at(version.label, min(pending))
     items = [item for item in items if item["released_at"] not in pending]
     # Each row's EA verdict per question, for the rank rule and the EA after a cutoff: aggregates of what
-    # the public breakdowns show already (`feedback.public_ea_verdicts`). A row stored without them has no
-    # rank.
-    verdicts = {item["pk"]: found for item in items if (found := _verdicts_in(item.pop("outcomes_text")))}
+    # the public breakdowns show already (`feedback.public_kept_verdicts`). A row stored without them has
+    # no rank.
+    verdicts = {item["pk"]: found for item in items if (found := _verdicts_in(item.pop("verdicts_text")))}
     rule = paired_ranks(verdicts)
     rows = [_submission_row(item, databases, rule) for item in items]
     rows = _with_ea_after_cutoff(rows, verdicts, version=version, newest=max(added_on.values(), default=None))
@@ -478,15 +478,16 @@ def _submissions(version: BenchmarkVersion) -> QuerySet[Submission, dict[str, An
         # As their JSON text: decoded once per text in a process (`_verdicts_in`, `_public_scores_in`), so
         # that a change of the ranking decodes the rows it changed, not a thousand.
         scores_text=Cast("scores", TextField()),
-        outcomes_text=Cast("outcomes", TextField()),
+        verdicts_text=Cast("ea_verdicts", TextField()),
     )
     return rows
 
 
 @functools.lru_cache(maxsize=4096)
-def _verdicts_in(outcomes: str | None) -> dict[str, bool] | None:
-    """`feedback.public_ea_verdicts` of outcomes stored as this JSON text. Read, never changed, by callers."""
-    return feedback.public_ea_verdicts(json.loads(outcomes) if outcomes else None)
+def _verdicts_in(kept: str | None) -> dict[str, bool] | None:
+    """`feedback.public_kept_verdicts` of verdicts stored as this JSON text. Read, never changed, by
+    callers."""
+    return feedback.public_kept_verdicts(json.loads(kept) if kept else None)
 
 
 @functools.lru_cache(maxsize=4096)

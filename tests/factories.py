@@ -16,6 +16,7 @@ from evaluation.gold import encrypt_gold
 from evaluation.models import BenchmarkVersion, Database, Question
 from evaluation.scoring.score import SCORER_VERSION
 from leaderboard.models import Baseline, ProtocolRun, Submission
+from leaderboard.verdicts import ea_verdicts
 from termite_site.accounts.models import Team, TeamMembership, User
 from termite_site.accounts.services import team_create
 
@@ -67,6 +68,8 @@ def submission_make(*, user: User, version: BenchmarkVersion, **fields: Any) -> 
         "scorer_version": "1.0.0",
         **fields,
     }
+    if "outcomes" in fields:  # the verdicts kept beside the lines, as scoring keeps them, whatever the lines
+        values["ea_verdicts"] = ea_verdicts(fields["outcomes"])
     return Submission.objects.create(**values)
 
 

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from evaluation.scoring.metrics import bootstrap_ci
 from evaluation.scoring.score import SCORER_VERSION
 from evaluation.scoring.vocabulary import OUTCOMES
+from leaderboard.verdicts import ea_verdicts
 
 DATABASES = {"biblioteca": 12, "ciclismo": 11}
 HARDNESS = {"easy": 6, "medium": 7, "hard": 6, "extra": 4}
@@ -78,11 +79,13 @@ def scored_fields(
     by default the first `correct` questions of QUESTION_IDS, as its verdicts per question (`outcomes`,
     which the rank rule reads) say."""
     scores = scores_json(correct, strict=strict, ts=ts, scorer_version=scorer_version)
+    lines = outcome_lines(range(correct)) if outcomes is None else outcomes
     return {
         "status": "scored",
         "is_public": True,
         "scores": scores,
-        "outcomes": outcome_lines(range(correct)) if outcomes is None else outcomes,
+        "outcomes": lines,
+        "ea_verdicts": ea_verdicts(lines),
         "ea": scores["overall"]["ea"],
         "ea_strict": scores["overall"]["ea_strict"],
     }

@@ -21,6 +21,7 @@ from leaderboard.contamination import AfterCutoff, ea_after_cutoff
 from leaderboard.models import Submission
 from leaderboard.ranking import build_leaderboard, leaderboard_rows, sort_rows
 from leaderboard.services import leaderboard_changed
+from leaderboard.verdicts import ea_verdicts
 from tests.factories import baseline_make
 from tests.leaderboard.scored import QUESTION_IDS, outcome_lines, scored_fields
 
@@ -159,8 +160,8 @@ def test_it_reads_the_questions_dates_in_one_more_query_and_the_verdicts_with_th
     with_outcomes(make_submission, cutoff="unknown", name="Senza data")
     with CaptureQueriesContext(connection) as queries, django_assert_num_queries(4):
         build_leaderboard(version=one_excluded)
-    reads = [q["sql"] for q in queries if '"outcomes"' in q["sql"]]
-    assert len(reads) == 1 and '"predictions"' not in reads[0]
+    reads = [q["sql"] for q in queries if '"ea_verdicts"' in q["sql"]]
+    assert len(reads) == 1 and '"predictions"' not in reads[0] and '"outcomes"' not in reads[0]
 
 
 def test_it_is_cached_with_the_ranking_until_the_ranking_changes(make_submission, one_excluded):
@@ -168,7 +169,9 @@ def test_it_is_cached_with_the_ranking_until_the_ranking_changes(make_submission
     assert leaderboard_rows(version=one_excluded)[0].ea_after_cutoff == 0.6
     # Written behind the services' back: the cached value stays until the ranking is dropped.
     every_right = outcome_lines(range(len(QUESTION_IDS)), excluded=[CICLISMO[10]])
-    Submission.objects.filter(pk=submission.pk).update(outcomes=every_right)
+    Submission.objects.filter(pk=submission.pk).update(
+        outcomes=every_right, ea_verdicts=ea_verdicts(every_right)
+    )
     assert leaderboard_rows(version=one_excluded)[0].ea_after_cutoff == 0.6
     leaderboard_changed(version=one_excluded)
     assert leaderboard_rows(version=one_excluded)[0].ea_after_cutoff == 1.0

@@ -265,10 +265,12 @@ def test_a_user_holds_at_most_three_public_submissions_per_version(
 
 def test_every_view_reads_scores_and_outcomes_through_the_feedback_module():
     """A new page cannot forget the rule: only the modules that write scores, the policy itself and the
-    staff's admin read a submission's `scores` or `outcomes`; no template reads them at all."""
+    staff's admin read a submission's `scores`, `outcomes` or `ea_verdicts`; no template reads them at
+    all."""
     allowed = {
         "leaderboard/feedback.py",
         "leaderboard/models.py",  # mark_scored writes them
+        "leaderboard/verdicts.py",  # makes the verdicts mark_scored keeps, of the lines it is given
         "leaderboard/services.py",  # scoring writes them
         "leaderboard/rescoring.py",  # rescoring writes them; what moved is read of public rows only
         "leaderboard/admin.py",  # staff only
@@ -285,12 +287,15 @@ def test_every_view_reads_scores_and_outcomes_through_the_feedback_module():
             continue
         # An attribute of a Submission, or a column in .values(...) / .only(...).
         if re.search(
-            r"\.(scores|outcomes)\b|\.(values|values_list|only)\([^)]*\"(scores|outcomes)\"", path.read_text()
+            r"\.(scores|outcomes|ea_verdicts)\b|\.(values|values_list|only)\([^)]*\"(scores|outcomes|ea_verdicts)\"",
+            path.read_text(),
         ):
             readers.append(relative)
     templates = [
         str(path.relative_to(ROOT))
         for path in ROOT.glob("templates/**/*.html")
-        if re.search(r"(?<!tables)\.(scores|outcomes)\b", path.read_text())  # tables: the presenter's
+        if re.search(
+            r"(?<!tables)\.(scores|outcomes|ea_verdicts)\b", path.read_text()
+        )  # tables: the presenter's
     ]
     assert readers == [] and templates == []

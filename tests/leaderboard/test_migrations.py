@@ -85,3 +85,54 @@ def test_each_text_team_becomes_a_team_of_its_submitters(latest_after):
         milano: "Milano",
         **dict.fromkeys(alone, ""),
     }
+
+
+# With the benchmark store as it stands: a version row needs all of its columns.
+STORE = ("evaluation", "0011_database_imports")
+BEFORE_VERDICTS = [("leaderboard", "0014_baseline_with_only_an_overall_ea"), STORE]
+AFTER_VERDICTS = [("leaderboard", "0015_ea_verdicts_kept"), STORE]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_each_scored_submission_keeps_the_verdicts_of_its_outcome_lines(latest_after):
+    apps = migrate(BEFORE_VERDICTS)
+    User = apps.get_model("accounts", "User")
+    Version = apps.get_model("evaluation", "BenchmarkVersion")
+    Submission = apps.get_model("leaderboard", "Submission")
+    user = User.objects.create(username="ada", email="ada@example.org")
+    version = Version.objects.create(name="Termite", label="vecchia")
+
+    def stored(outcomes):
+        return Submission.objects.create(
+            user=user,
+            version=version,
+            model_name="Modello",
+            predictions={},
+            file_name="p.jsonl",
+            file_sha256="0" * 64,
+            file_format="jsonl",
+            scorer_version="1.0.0",
+            outcomes=outcomes,
+        ).pk
+
+    def line(question_id: str, outcome: str, ea: bool):
+        return {"question_id": question_id, "outcome": outcome, "ea": ea, "ea_strict": ea, "error": None}
+
+    scored = stored(
+        [
+            line("biblioteca-001", "correct", True),
+            line("biblioteca-002", "wrong_result", False),
+            line("biblioteca-003", "not_submitted", False),
+            line("biblioteca-004", "excluded", False),
+        ]
+    )
+    older = stored([{"question_id": "biblioteca-001", "outcome": "correct"}])  # no verdict in its lines
+    unscored = stored(None)
+
+    apps = migrate(AFTER_VERDICTS)
+    Submission = apps.get_model("leaderboard", "Submission")
+    assert dict(Submission.objects.values_list("pk", "ea_verdicts")) == {
+        scored: {"biblioteca-001": True, "biblioteca-002": False, "biblioteca-003": False},
+        older: None,
+        unscored: None,
+    }

@@ -14,6 +14,7 @@ from django.utils import timezone
 from evaluation.scoring import significance
 from evaluation.scoring.score import SCORER_VERSION
 from evaluation.scoring.significance import Pairs, holm_threshold, mcnemar_p, paired_ranks
+from leaderboard.feedback import public_ea_verdicts
 from leaderboard.ranking import (
     Row,
     baseline_overall,
@@ -241,6 +242,17 @@ def test_a_row_scored_by_the_real_scorer_reads_the_same(make_submission, gold):
     assert only.scorer_version == SCORER_VERSION and not only.scored_by_older_scorer
     # The demo benchmark has no test suites: each question's TS-EA is its EA.
     assert only.ts_ea == only.ea and only.ts_ea_ci95 == only.ea_ci95
+
+
+def test_scoring_keeps_each_questions_ea_verdict_beside_its_lines_for_the_rank_rule(make_submission, gold):
+    predictions = dict(gold)
+    predictions["ciclismo-002"] = "SELECT 42"
+    submission = make_submission(predictions=predictions, is_public=True)
+    submission_score(submission_id=submission.pk)
+    submission.refresh_from_db()
+    assert submission.ea_verdicts == public_ea_verdicts(submission.outcomes)
+    assert len(submission.ea_verdicts) == 23 and submission.ea_verdicts["ciclismo-002"] is False
+    assert sum(submission.ea_verdicts.values()) == 22
 
 
 def test_a_row_carries_ts_ea_and_its_interval_and_none_where_they_are_unknown(make_submission, demo_version):

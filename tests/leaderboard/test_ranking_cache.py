@@ -68,14 +68,15 @@ def test_the_page_and_the_exports_run_the_same_few_queries_for_10_or_1000_submis
 
 
 def test_the_rows_never_load_predictions_and_read_the_verdicts_once(client, owner, demo_version):
-    """The outcomes (one verdict per question) are read with the rows, once per build, for the rank rule; the
-    files never."""
+    """The verdicts each row keeps (one per question) are read with the rows, once per build, for the rank
+    rule; the outcome lines they were made of (a hundred bytes and more a question) and the files never."""
     bulk_scored(3, user=owner, version=demo_version)
     with CaptureQueriesContext(connection) as queries:
         client.get(PAGE)
     submissions = [q["sql"] for q in queries if "leaderboard_submission" in q["sql"]]
     assert len(submissions) == 1
-    assert '"predictions"' not in submissions[0] and '"outcomes"' in submissions[0]
+    assert '"ea_verdicts"' in submissions[0]
+    assert '"predictions"' not in submissions[0] and '"outcomes"' not in submissions[0]
 
 
 def test_a_cold_page_gets_the_versions_rows_and_charts_once(client, owner, demo_version, monkeypatch):
