@@ -47,7 +47,8 @@ COLD_RENDERS = 5
 
 def scored_submission(rng: random.Random, n: int, *, version, users, teams):
     """A public submission scored on the demo's 23 questions: its EA, breakdowns and per-question verdicts
-    (`outcomes`, which the rank rule reads) agree, as the scorer writes them."""
+    (`outcomes`, and the EA verdicts kept of them, which the rank rule reads) agree, as the scorer writes
+    them."""
     # Django is set up by `Portal`, after this module is imported.
     from django.utils import timezone
 

@@ -76,8 +76,8 @@ def scored_fields(
     outcomes: list[dict] | None = None,
 ) -> dict:
     """The fields of a public submission scored with `correct` right answers of 23 (see `scores_json`):
-    by default the first `correct` questions of QUESTION_IDS, as its verdicts per question (`outcomes`,
-    which the rank rule reads) say."""
+    by default the first `correct` questions of QUESTION_IDS, as its lines per question (`outcomes`) say,
+    and the EA verdicts kept of them (`ea_verdicts`, which the rank rule reads)."""
     scores = scores_json(correct, strict=strict, ts=ts, scorer_version=scorer_version)
     lines = outcome_lines(range(correct)) if outcomes is None else outcomes
     return {
