@@ -18,6 +18,20 @@ BEFORE_TEAMS = [("leaderboard", "0007_submission_verified"), ("evaluation", "000
 AFTER_TEAMS = [("leaderboard", "0008_submission_team")]
 
 
+def uploaded(Submission, **fields) -> int:
+    """The id of a submission row made with a migration state's model, as an upload leaves it, with
+    `fields` (its user, version, ...)."""
+    return Submission.objects.create(
+        model_name="Modello",
+        predictions={},
+        file_name="p.jsonl",
+        file_sha256="0" * 64,
+        file_format="jsonl",
+        scorer_version="1.0.0",
+        **fields,
+    ).pk
+
+
 @pytest.mark.django_db(transaction=True)
 def test_each_text_team_becomes_a_team_of_its_submitters(latest_after):
     apps = migrate(BEFORE_TEAMS)
@@ -31,18 +45,9 @@ def test_each_text_team_becomes_a_team_of_its_submitters(latest_after):
     start = timezone.now() - timedelta(days=10)
 
     def submit(user, team: str, days: int):
-        return Submission.objects.create(
-            user=user,
-            version=version,
-            team=team,
-            model_name="Modello",
-            predictions={},
-            file_name="p.jsonl",
-            file_sha256="0" * 64,
-            file_format="jsonl",
-            scorer_version="1.0.0",
-            created_at=start + timedelta(days=days),
-        ).pk
+        return uploaded(
+            Submission, user=user, version=version, team=team, created_at=start + timedelta(days=days)
+        )
 
     # The same team three ways, written first by bruno; ada's own team; carla's and one with no team.
     torino = [
@@ -103,17 +108,7 @@ def test_each_scored_submission_keeps_the_verdicts_of_its_outcome_lines(latest_a
     version = Version.objects.create(name="Termite", label="vecchia")
 
     def stored(outcomes):
-        return Submission.objects.create(
-            user=user,
-            version=version,
-            model_name="Modello",
-            predictions={},
-            file_name="p.jsonl",
-            file_sha256="0" * 64,
-            file_format="jsonl",
-            scorer_version="1.0.0",
-            outcomes=outcomes,
-        ).pk
+        return uploaded(Submission, user=user, version=version, outcomes=outcomes)
 
     def line(question_id: str, outcome: str, ea: bool):
         return {"question_id": question_id, "outcome": outcome, "ea": ea, "ea_strict": ea, "error": None}

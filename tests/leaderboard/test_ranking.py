@@ -228,12 +228,19 @@ def test_a_row_carries_the_scorer_version_of_its_scores_and_flags_an_older_one(m
     assert new.pk
 
 
-def test_a_row_scored_by_the_real_scorer_reads_the_same(make_submission, gold):
+@pytest.fixture
+def scored_by_the_scorer(make_submission, gold):
+    """A public submission scored by the real scorer: the gold, but a wrong result for ciclismo-002."""
     predictions = dict(gold)
     predictions["ciclismo-002"] = "SELECT 42"
     submission = make_submission(predictions=predictions, is_public=True)
     submission_score(submission_id=submission.pk)
     submission.refresh_from_db()
+    return submission
+
+
+def test_a_row_scored_by_the_real_scorer_reads_the_same(scored_by_the_scorer):
+    submission = scored_by_the_scorer
     (only,) = build_leaderboard(version=submission.version).rows
     assert only.ea == submission.ea == pytest.approx(22 / 23)
     assert only.per_database["biblioteca"] == 1.0
@@ -244,12 +251,8 @@ def test_a_row_scored_by_the_real_scorer_reads_the_same(make_submission, gold):
     assert only.ts_ea == only.ea and only.ts_ea_ci95 == only.ea_ci95
 
 
-def test_scoring_keeps_each_questions_ea_verdict_beside_its_lines_for_the_rank_rule(make_submission, gold):
-    predictions = dict(gold)
-    predictions["ciclismo-002"] = "SELECT 42"
-    submission = make_submission(predictions=predictions, is_public=True)
-    submission_score(submission_id=submission.pk)
-    submission.refresh_from_db()
+def test_scoring_keeps_each_questions_ea_verdict_beside_its_lines_for_the_rank_rule(scored_by_the_scorer):
+    submission = scored_by_the_scorer
     assert submission.ea_verdicts == public_ea_verdicts(submission.outcomes)
     assert len(submission.ea_verdicts) == 23 and submission.ea_verdicts["ciclismo-002"] is False
     assert sum(submission.ea_verdicts.values()) == 22
