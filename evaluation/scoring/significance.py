@@ -43,8 +43,6 @@ PAIRED_RESAMPLES = 2000
 SIGNIFICANCE_LEVEL = 0.05
 # The rank rule's name, as exports and citations give it.
 RANK_RULE = "paired McNemar exact test, Holm-corrected, 5%"
-# numpy's BLAS, found once (a scan of the process's libraries) for `paired_ranks` to limit its threads.
-_BLAS = ThreadpoolController()
 
 
 @dataclass(frozen=True)
@@ -222,7 +220,7 @@ def paired_ranks(
     # Exact: sums of at most len(questions) ones, far below float32's 2 ** 24. One thread: OpenBLAS's own
     # would spin on the other core after each product, taking it from the requests served meanwhile, for
     # products that take a millisecond or two.
-    with _BLAS.limit(limits=1, user_api="blas"):
+    with blas_threads().limit(limits=1, user_api="blas"):
         alone = (right @ wrong.T).astype(numpy.int32)  # alone[a, b]: questions a alone is right on
         # alone transposed, made rather than read across rows: two passes over a strided million
         # cells cost more than the product.
@@ -249,6 +247,13 @@ def paired_ranks(
         comparisons=n * (n - 1) // 2,
         threshold=threshold,
     )
+
+
+@functools.cache
+def blas_threads() -> ThreadpoolController:
+    """numpy's BLAS, for `paired_ranks` to limit its threads: found once per process, when the rule first
+    runs (a scan of the process's libraries, some 6 ms, which a process that never ranks does not pay)."""
+    return ThreadpoolController()
 
 
 def holm_threshold(p_values: list[float], *, level: float = SIGNIFICANCE_LEVEL) -> float:

@@ -125,7 +125,7 @@ def test_the_rank_rules_matrix_products_run_on_one_blas_thread(monkeypatch):
     """OpenBLAS's own threads would spin on the other core after each product, taking it from the requests
     a web process serves meanwhile: the rule's products run in the calling thread alone."""
     threads_seen = []
-    limit = significance._BLAS.limit
+    limit = significance.blas_threads().limit
 
     @contextlib.contextmanager
     def observed_limit(**limits):
@@ -137,7 +137,7 @@ def test_the_rank_rules_matrix_products_run_on_one_blas_thread(monkeypatch):
             )
             yield
 
-    monkeypatch.setattr(significance._BLAS, "limit", observed_limit)
+    monkeypatch.setattr(significance.blas_threads(), "limit", observed_limit)
     rng = random.Random(1)
     paired_ranks({system: {f"q{n}": rng.random() < 0.5 for n in range(30)} for system in range(50)})
     assert threads_seen and set(threads_seen) == {1}
